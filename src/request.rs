@@ -1,0 +1,258 @@
+//! Requests and their items: a tool call becomes `(operation, path)`,
+//! `(exec, segment, cwd)` or bare tool items through the tool's declaration.
+
+use crate::lower::{OpKind, ToolDef};
+use crate::shell::{self, Opaque};
+use crate::syntax::ast::{Cond, FieldPath};
+use serde_json::Value;
+
+/// One tool call a host asks about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub tool: String,
+    /// The tool's native input; always a JSON object.
+    pub input: serde_json::Map<String, Value>,
+    /// The agent's working directory; relative paths resolve against it.
+    pub cwd: Option<String>,
+    /// Echoed back in the decision.
+    pub id: Option<Value>,
+}
+
+impl Request {
+    /// A request for `tool` with `input` (which must be an object).
+    ///
+    /// ```
+    /// use permc::Request;
+    /// let r = Request::new("file_read", serde_json::json!({"path": "a.txt"})).unwrap();
+    /// assert_eq!(r.tool, "file_read");
+    /// assert!(Request::new("file_read", serde_json::json!("a.txt")).is_err());
+    /// ```
+    pub fn new(tool: impl Into<String>, input: Value) -> Result<Request, String> {
+        match input {
+            Value::Object(input) => Ok(Request { tool: tool.into(), input, cwd: None, id: None }),
+            other => Err(format!("input must be an object, found {}", type_name(&other))),
+        }
+    }
+
+    /// Parses the JSON request form `{"tool": ..., "input": {...}, "cwd": ..., "id": ...}`.
+    /// The error says what is wrong; the caller turns it into a deny.
+    ///
+    /// ```
+    /// use permc::Request;
+    /// let r = Request::from_json(r#"{"tool":"shell","input":{"command":"ls"},"id":7}"#).unwrap();
+    /// assert_eq!(r.id, Some(serde_json::json!(7)));
+    /// assert_eq!(Request::from_json(r#"{"input":{}}"#).unwrap_err(), "request has no `tool`");
+    /// ```
+    pub fn from_json(text: &str) -> Result<Request, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("request is not valid JSON: {e}"))?;
+        Request::from_value(v)
+    }
+
+    /// Like [`Request::from_json`], from a parsed value.
+    pub fn from_value(v: Value) -> Result<Request, String> {
+        let Value::Object(mut obj) = v else {
+            return Err(format!("request must be a JSON object, found {}", type_name(&v)));
+        };
+        let id = obj.remove("id");
+        let tool = match obj.remove("tool") {
+            Some(Value::String(s)) if !s.is_empty() => s,
+            Some(Value::String(_)) => return Err("request `tool` is empty".into()),
+            Some(other) => return Err(format!("request `tool` must be a string, found {}", type_name(&other))),
+            None => return Err("request has no `tool`".into()),
+        };
+        if tool.contains('\0') {
+            return Err("request `tool` contains a NUL byte".into());
+        }
+        let input = match obj.remove("input") {
+            Some(Value::Object(m)) => m,
+            Some(other) => return Err(format!("request `input` must be an object, found {}", type_name(&other))),
+            None => return Err("request has no `input` object".into()),
+        };
+        let cwd = match obj.remove("cwd") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(other) => return Err(format!("request `cwd` must be a string, found {}", type_name(&other))),
+        };
+        if let Some(k) = obj.keys().next() {
+            return Err(format!("request has an unknown field `{k}`"));
+        }
+        Ok(Request { tool, input, cwd, id })
+    }
+
+    /// The id of a request that may not parse, for echoing in a deny.
+    pub fn id_of(text: &str) -> Option<Value> {
+        serde_json::from_str::<Value>(text).ok()?.get("id").cloned()
+    }
+}
+
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// One thing to check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub tool: String,
+    pub op: String,
+    pub subject: Subject,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// A normalised absolute path.
+    Path(String),
+    Command(Command),
+    /// Only the tool and operation are known.
+    Bare,
+}
+
+/// One command segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// The segment as written.
+    pub text: String,
+    /// Words after quote removal.
+    pub words: Vec<String>,
+    /// The words joined by single spaces: what `/regex/` matchers search.
+    pub canonical: String,
+    /// Set when the lexer cannot see through the segment.
+    pub opaque: Option<Opaque>,
+    /// The normalised working directory, when known.
+    pub cwd: Option<String>,
+}
+
+/// Maps normalised paths to what they really name (the filesystem resolver).
+pub type Resolver<'a> = &'a (dyn Fn(&str) -> String + Sync);
+
+/// Turns a request into items through its tool's declaration. Undeclared
+/// tools, and declared ones whose input names nothing, give one bare item.
+/// An error means the input is malformed; the caller denies.
+pub fn expand(
+    req: &Request,
+    tool: Option<&ToolDef>,
+    workspace: &str,
+    resolver: Option<Resolver>,
+) -> Result<Vec<Item>, String> {
+    let resolve = |p: String| match resolver {
+        Some(r) => r(&p),
+        None => p,
+    };
+    let base = match &req.cwd {
+        Some(c) => resolve(crate::paths::normalize(c, workspace).map_err(|e| format!("request `cwd`: {e}"))?),
+        None => workspace.to_string(),
+    };
+    let mut items = Vec::new();
+    if let Some(def) = tool {
+        for stmt in &def.stmts {
+            if let Some(cond) = &stmt.when {
+                if !holds(cond, &req.input) {
+                    continue;
+                }
+            }
+            let bare = |op: &str| Item { tool: req.tool.clone(), op: op.to_string(), subject: Subject::Bare };
+            let Some(field) = &stmt.field else {
+                items.push(bare(&stmt.op));
+                continue;
+            };
+            let values = strings_at(&req.input, field, stmt.split.as_deref())?;
+            match stmt.kind {
+                OpKind::Path => {
+                    for v in values {
+                        let p = crate::paths::normalize(&v, &base).map_err(|e| format!("{field}: {e}"))?;
+                        items.push(Item { tool: req.tool.clone(), op: stmt.op.clone(), subject: Subject::Path(resolve(p)) });
+                    }
+                }
+                OpKind::Command => {
+                    let cwd = match &stmt.cwd {
+                        Some(cf) => match strings_at(&req.input, cf, None)?.as_slice() {
+                            [] => req.cwd.as_ref().map(|_| base.clone()),
+                            [one] => Some(resolve(crate::paths::normalize(one, &base).map_err(|e| format!("{cf}: {e}"))?)),
+                            _ => return Err(format!("{cf} must be one string")),
+                        },
+                        None => req.cwd.as_ref().map(|_| base.clone()),
+                    };
+                    for v in values {
+                        if v.contains('\0') {
+                            return Err(format!("{field} contains a NUL byte"));
+                        }
+                        for seg in shell::split(&v) {
+                            let canonical = seg.words.join(" ");
+                            items.push(Item {
+                                tool: req.tool.clone(),
+                                op: stmt.op.clone(),
+                                subject: Subject::Command(Command {
+                                    text: seg.text,
+                                    words: seg.words,
+                                    canonical,
+                                    opaque: seg.opaque,
+                                    cwd: cwd.clone(),
+                                }),
+                            });
+                        }
+                    }
+                }
+                OpKind::Bare => items.push(bare(&stmt.op)),
+            }
+        }
+    }
+    if items.is_empty() {
+        items.push(Item { tool: req.tool.clone(), op: "tool".into(), subject: Subject::Bare });
+    }
+    Ok(items)
+}
+
+fn lookup<'v>(input: &'v serde_json::Map<String, Value>, field: &FieldPath) -> Option<&'v Value> {
+    let (first, rest) = field.0.split_first()?;
+    let mut v = input.get(first)?;
+    for k in rest {
+        v = v.as_object()?.get(k)?;
+    }
+    Some(v)
+}
+
+fn holds(cond: &Cond, input: &serde_json::Map<String, Value>) -> bool {
+    let get = |f: &FieldPath| lookup(input, f).cloned().unwrap_or(Value::Null);
+    match cond {
+        Cond::Eq(f, v) => get(f) == *v,
+        Cond::Ne(f, v) => get(f) != *v,
+        Cond::In(f, vs) => vs.contains(&get(f)),
+    }
+}
+
+/// The strings a field holds: a string (split on `sep`), or a list of them.
+/// Missing or null gives none; anything else is malformed.
+fn strings_at(input: &serde_json::Map<String, Value>, field: &FieldPath, sep: Option<&str>) -> Result<Vec<String>, String> {
+    let split = |s: &str| -> Vec<String> {
+        match sep {
+            Some(sep) => s.split(sep).map(str::trim).filter(|x| !x.is_empty()).map(str::to_string).collect(),
+            None => vec![s.to_string()],
+        }
+    };
+    match lookup(input, field) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => {
+            if s.is_empty() {
+                return Err(format!("{field} is empty"));
+            }
+            Ok(split(s))
+        }
+        Some(Value::Array(items)) => {
+            let mut out = Vec::new();
+            for (i, v) in items.iter().enumerate() {
+                match v {
+                    Value::String(s) => out.extend(split(s)),
+                    other => return Err(format!("{field}[{i}] must be a string, found {}", type_name(other))),
+                }
+            }
+            Ok(out)
+        }
+        Some(other) => Err(format!("{field} must be a string or a list of strings, found {}", type_name(other))),
+    }
+}

@@ -1,0 +1,415 @@
+//! Stage 1: `.perm` source text to a typed AST, with pest.
+//!
+//! The grammar lives in `grammar/perm.pest`; this module walks pest's pairs into
+//! [`ast`] nodes, each carrying its [`loc::Loc`].
+
+pub mod ast;
+pub mod loc;
+
+use crate::diag::Diagnostic;
+use ast::*;
+use loc::{FileId, Loc, Node};
+use pest::Parser as _;
+use pest::iterators::Pair;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "../grammar/perm.pest"]
+struct PermParser;
+
+type P<'a> = Pair<'a, Rule>;
+
+/// Parses one source file. Syntax errors come back as diagnostics; pest stops
+/// at the first one in a file, later stages collect the rest.
+///
+/// ```
+/// use permc::syntax::{parse, loc::FileId};
+/// let file = parse("policy p { deny read \"**/.env\" }", FileId(0)).unwrap();
+/// assert_eq!(file.policies[0].name.node, "p");
+/// // A rule needs an effect first:
+/// assert!(parse("policy p { read \"x\" }", FileId(0)).is_err());
+/// ```
+pub fn parse(src: &str, file: FileId) -> Result<ast::File, Vec<Diagnostic>> {
+    let mut pairs = PermParser::parse(Rule::file, src).map_err(|e| vec![syntax_error(e, file)])?;
+    let mut b = Builder { file, errors: Vec::new() };
+    let mut out = ast::File::default();
+    if let Some(root) = pairs.next() {
+        for item in root.into_inner().filter(not_kw) {
+            match item.as_rule() {
+                Rule::import => {
+                    if let Some(s) = item.into_inner().filter(not_kw).next() {
+                        out.imports.push(b.string(s));
+                    }
+                }
+                Rule::tool_decl => out.tools.push(b.tool_decl(item)),
+                Rule::preset => out.presets.push(b.preset(item)),
+                Rule::policy => out.policies.push(b.policy(item)),
+                Rule::test_block => out.tests.push(b.test_block(item)),
+                _ => {}
+            }
+        }
+    }
+    if b.errors.is_empty() { Ok(out) } else { Err(b.errors) }
+}
+
+fn syntax_error(e: pest::error::Error<Rule>, file: FileId) -> Diagnostic {
+    let (start, end) = match e.location {
+        pest::error::InputLocation::Pos(p) => (p, p),
+        pest::error::InputLocation::Span((s, t)) => (s, t),
+    };
+    let expected = match &e.variant {
+        pest::error::ErrorVariant::ParsingError { positives, .. } => {
+            let mut names: Vec<&str> = positives.iter().filter_map(|r| rule_name(*r)).collect();
+            names.sort_unstable();
+            names.dedup();
+            names
+        }
+        pest::error::ErrorVariant::CustomError { .. } => Vec::new(),
+    };
+    let message = if expected.is_empty() {
+        "unexpected input".to_string()
+    } else {
+        format!("expected {}", join_or(&expected))
+    };
+    Diagnostic::error("permc::syntax", format!("syntax error: {message}"))
+        .label(Loc::new(file, start, end), "here")
+        .help("see docs/language.md for the forms a .perm file may contain")
+}
+
+fn join_or(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {}", init.join(", "), last),
+    }
+}
+
+/// Human names for the grammar rules pest reports as expected.
+fn rule_name(r: Rule) -> Option<&'static str> {
+    Some(match r {
+        Rule::EOI => "end of input",
+        Rule::import => "`import`",
+        Rule::tool_decl => "`tool`",
+        Rule::preset => "`preset`",
+        Rule::policy => "`policy`",
+        Rule::test_block => "`test`",
+        Rule::ident | Rule::qname | Rule::tool_name | Rule::tool_ref | Rule::op_name => "a name",
+        Rule::string | Rule::glob => "a string",
+        Rule::regex => "a `/regex/`",
+        Rule::effect => "an effect (`allow`, `deny`, `ask`)",
+        Rule::rule => "a rule",
+        Rule::field => "a field such as `input.path`",
+        Rule::value | Rule::object => "a value",
+        Rule::matcher | Rule::matchers | Rule::prefix | Rule::cwd_gate => "a matcher",
+        Rule::workspace | Rule::combine | Rule::default | Rule::use_stmt => "a policy statement",
+        Rule::combine_mode => "`first-match` or `strictest`",
+        Rule::policy_all | Rule::policy_body => "`{` or `= all(...)`",
+        Rule::test_case => "a test case such as `deny tool { ... }`",
+        Rule::tool_stmt => "an operation such as `read input.path`",
+        Rule::cond_eq | Rule::cond_ne | Rule::cond_in => "`==`, `!=` or `in`",
+        Rule::rule_name | Rule::reason | Rule::guidance => "`as`, `reason` or `guidance`",
+        Rule::on_tools => "`on`",
+        Rule::split => "`split`",
+        Rule::when => "`when`",
+        _ => return None,
+    })
+}
+
+/// Keyword tokens are pairs of their own (so `as` cannot match the start of
+/// `ask`); the builder skips them.
+fn not_kw(p: &P) -> bool {
+    !matches!(
+        p.as_rule(),
+        Rule::k_import
+        | Rule::k_tool
+        | Rule::k_preset
+        | Rule::k_policy
+        | Rule::k_test
+        | Rule::k_use
+        | Rule::k_workspace
+        | Rule::k_combine
+        | Rule::k_default
+        | Rule::k_on
+        | Rule::k_as
+        | Rule::k_reason
+        | Rule::k_guidance
+        | Rule::k_prefix
+        | Rule::k_cwd
+        | Rule::k_outside
+        | Rule::k_split
+        | Rule::k_when
+        | Rule::k_in
+        | Rule::k_all
+        | Rule::k_by
+    )
+}
+
+struct Builder {
+    file: FileId,
+    errors: Vec<Diagnostic>,
+}
+
+impl Builder {
+    fn loc(&self, p: &P) -> Loc {
+        let s = p.as_span();
+        Loc::new(self.file, s.start(), s.end())
+    }
+
+    fn text(&self, p: P) -> Node<String> {
+        Node::new(p.as_str().to_string(), self.loc(&p))
+    }
+
+    /// A `"..."` literal, unescaped.
+    fn string(&mut self, p: P) -> Node<String> {
+        let loc = self.loc(&p);
+        let raw = p.into_inner().filter(not_kw).next().map(|i| i.as_str()).unwrap_or("");
+        let mut out = String::with_capacity(raw.len());
+        let mut chars = raw.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('0') => out.push('\0'),
+                Some(c @ ('"' | '\\')) => out.push(c),
+                // Unknown escapes stay as written: globs use `\*` for a literal star.
+                Some(c) => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                None => out.push('\\'),
+            }
+        }
+        Node::new(out, loc)
+    }
+
+    /// A name that may be an identifier or a string.
+    fn name(&mut self, p: P) -> Node<String> {
+        let loc = self.loc(&p);
+        match p.into_inner().filter(not_kw).next() {
+            Some(i) if i.as_rule() == Rule::string => self.string(i),
+            Some(i) => Node::new(i.as_str().to_string(), loc),
+            None => Node::new(String::new(), loc),
+        }
+    }
+
+    fn field(&self, p: P) -> Node<FieldPath> {
+        let loc = self.loc(&p);
+        Node::new(FieldPath(p.into_inner().filter(not_kw).map(|k| k.as_str().to_string()).collect()), loc)
+    }
+
+    fn tool_decl(&mut self, p: P) -> ToolDecl {
+        let loc = self.loc(&p);
+        let mut inner = p.into_inner().filter(not_kw);
+        let name = inner.next().map(|n| self.name(n)).unwrap_or_else(|| Node::new(String::new(), loc));
+        let stmts = inner.map(|s| self.tool_stmt(s)).collect();
+        ToolDecl { name, stmts, loc }
+    }
+
+    fn tool_stmt(&mut self, p: P) -> Node<ToolStmt> {
+        let loc = self.loc(&p);
+        let mut stmt = ToolStmt { op: Node::new(String::new(), loc), field: None, split: None, cwd: None, when: None };
+        for part in p.into_inner().filter(not_kw) {
+            match part.as_rule() {
+                Rule::op_name => stmt.op = self.text(part),
+                Rule::field => stmt.field = Some(self.field(part)),
+                Rule::split => stmt.split = part.into_inner().filter(not_kw).next().map(|s| self.string(s)),
+                Rule::cwd_field => stmt.cwd = part.into_inner().filter(not_kw).next().map(|f| self.field(f)),
+                Rule::when => stmt.when = self.when(part),
+                _ => {}
+            }
+        }
+        Node::new(stmt, loc)
+    }
+
+    fn when(&mut self, p: P) -> Option<Node<Cond>> {
+        let loc = self.loc(&p);
+        let mut inner = p.into_inner().filter(not_kw);
+        let field = self.field(inner.next()?).node;
+        let cond = inner.next()?;
+        let node = match cond.as_rule() {
+            Rule::cond_eq => Cond::Eq(field, self.value(cond.into_inner().filter(not_kw).next()?)),
+            Rule::cond_ne => Cond::Ne(field, self.value(cond.into_inner().filter(not_kw).next()?)),
+            _ => Cond::In(field, cond.into_inner().filter(not_kw).map(|v| self.value(v)).collect()),
+        };
+        Some(Node::new(node, loc))
+    }
+
+    fn preset(&mut self, p: P) -> Preset {
+        let loc = self.loc(&p);
+        let mut inner = p.into_inner().filter(not_kw);
+        let name = inner.next().map(|n| self.text(n)).unwrap_or_else(|| Node::new(String::new(), loc));
+        let body = inner.filter_map(|s| self.stmt(s)).collect();
+        Preset { name, body, loc }
+    }
+
+    fn policy(&mut self, p: P) -> Policy {
+        let loc = self.loc(&p);
+        let mut inner = p.into_inner().filter(not_kw);
+        let name = inner.next().map(|n| self.text(n)).unwrap_or_else(|| Node::new(String::new(), loc));
+        let kind = match inner.next() {
+            Some(k) if k.as_rule() == Rule::policy_all => {
+                PolicyKind::All(k.into_inner().filter(not_kw).map(|n| self.text(n)).collect())
+            }
+            Some(k) => PolicyKind::Body(k.into_inner().filter(not_kw).filter_map(|s| self.stmt(s)).collect()),
+            None => PolicyKind::Body(Vec::new()),
+        };
+        Policy { name, kind, loc }
+    }
+
+    fn stmt(&mut self, p: P) -> Option<Node<Stmt>> {
+        let loc = self.loc(&p);
+        let stmt = match p.as_rule() {
+            Rule::workspace => Stmt::Workspace(self.string(p.into_inner().filter(not_kw).next()?)),
+            Rule::combine => {
+                let m = p.into_inner().filter(not_kw).next()?;
+                let mode = if m.as_str() == "strictest" { Combine::Strictest } else { Combine::FirstMatch };
+                Stmt::Combine(Node::new(mode, self.loc(&m)))
+            }
+            Rule::default => Stmt::Default(self.effect(p.into_inner().filter(not_kw).next()?)),
+            Rule::use_stmt => Stmt::Use(self.text(p.into_inner().filter(not_kw).next()?)),
+            Rule::rule => Stmt::Rule(self.rule(p)?),
+            _ => return None,
+        };
+        Some(Node::new(stmt, loc))
+    }
+
+    fn effect(&self, p: P) -> Node<Effect> {
+        let loc = self.loc(&p);
+        // The grammar admits only effect keywords here.
+        Node::new(Effect::from_keyword(p.as_str()).unwrap_or(Effect::Deny), loc)
+    }
+
+    fn rule(&mut self, p: P) -> Option<Rule_> {
+        let loc = self.loc(&p);
+        let mut inner = p.into_inner().filter(not_kw);
+        let effect = self.effect(inner.next()?);
+        let target_pair = inner.next()?;
+        let target = match target_pair.as_rule() {
+            Rule::tool_rule => Target::Tools(target_pair.into_inner().filter(not_kw).map(|t| self.name(t)).collect()),
+            _ => {
+                let mut ops = Vec::new();
+                let mut on = None;
+                let mut matchers = Vec::new();
+                for part in target_pair.into_inner().filter(not_kw) {
+                    match part.as_rule() {
+                        Rule::op_list => ops = part.into_inner().filter(not_kw).map(|o| self.text(o)).collect(),
+                        Rule::on_tools => on = Some(part.into_inner().filter(not_kw).map(|t| self.name(t)).collect()),
+                        Rule::matchers => matchers = part.into_inner().filter(not_kw).map(|m| self.matcher(m)).collect(),
+                        _ => {}
+                    }
+                }
+                Target::Ops { ops, on, matchers }
+            }
+        };
+        let mut rule = Rule_ { effect, target, name: None, reason: None, guidance: None, loc };
+        for meta in inner {
+            let rule_kind = meta.as_rule();
+            let Some(arg) = meta.into_inner().filter(not_kw).next() else { continue };
+            match rule_kind {
+                Rule::rule_name => rule.name = Some(self.text(arg)),
+                Rule::reason => rule.reason = Some(self.string(arg)),
+                Rule::guidance => rule.guidance = Some(self.string(arg)),
+                _ => {}
+            }
+        }
+        Some(rule)
+    }
+
+    fn matcher(&mut self, p: P) -> Node<Matcher> {
+        let loc = self.loc(&p);
+        let m = match p.as_rule() {
+            Rule::cwd_gate => Matcher::CwdOutsideWorkspace,
+            Rule::prefix => {
+                Matcher::Prefix(p.into_inner().filter(not_kw).next().map(|s| self.string(s).node).unwrap_or_default())
+            }
+            Rule::regex => {
+                let raw = p.into_inner().filter(not_kw).next().map(|i| i.as_str()).unwrap_or("");
+                // `\/` is how a slash is written inside `/.../`; everything else
+                // is handed to the regex engine as written.
+                Matcher::Regex(raw.replace("\\/", "/"))
+            }
+            _ => {
+                let s = p.into_inner().filter(not_kw).next().map(|s| self.string(s).node).unwrap_or_default();
+                match s.strip_prefix('!') {
+                    Some(rest) => Matcher::Glob { pattern: rest.to_string(), negated: true },
+                    None => Matcher::Glob { pattern: s, negated: false },
+                }
+            }
+        };
+        Node::new(m, loc)
+    }
+
+    fn test_block(&mut self, p: P) -> TestBlock {
+        let loc = self.loc(&p);
+        let mut inner = p.into_inner().filter(not_kw);
+        let name = inner.next().map(|n| self.text(n)).unwrap_or_else(|| Node::new(String::new(), loc));
+        let cases = inner.filter_map(|c| self.test_case(c)).collect();
+        TestBlock { name, cases, loc }
+    }
+
+    fn test_case(&mut self, p: P) -> Option<Node<TestCase>> {
+        let loc = self.loc(&p);
+        let mut inner = p.into_inner().filter(not_kw);
+        let expect = self.effect(inner.next()?);
+        let tool = self.name(inner.next()?);
+        let input = self.value_of(inner.next()?);
+        let mut case = TestCase { expect, tool, input, cwd: None, by: None };
+        for extra in inner {
+            let kind = extra.as_rule();
+            let Some(arg) = extra.into_inner().filter(not_kw).next() else { continue };
+            match kind {
+                Rule::test_cwd => case.cwd = Some(self.string(arg)),
+                Rule::test_by => case.by = Some(self.name(arg)),
+                _ => {}
+            }
+        }
+        Some(Node::new(case, loc))
+    }
+
+    fn value(&mut self, p: P) -> serde_json::Value {
+        match p.into_inner().filter(not_kw).next() {
+            Some(v) => self.value_of(v),
+            None => serde_json::Value::Null,
+        }
+    }
+
+    fn value_of(&mut self, p: P) -> serde_json::Value {
+        use serde_json::Value;
+        match p.as_rule() {
+            Rule::object => {
+                let mut map = serde_json::Map::new();
+                for pair in p.into_inner().filter(not_kw) {
+                    let mut kv = pair.into_inner().filter(not_kw);
+                    let (Some(k), Some(v)) = (kv.next(), kv.next()) else { continue };
+                    let key = if k.as_rule() == Rule::string { self.string(k).node } else { k.as_str().to_string() };
+                    map.insert(key, self.value(v));
+                }
+                Value::Object(map)
+            }
+            Rule::array => Value::Array(p.into_inner().filter(not_kw).map(|v| self.value(v)).collect()),
+            Rule::string => Value::String(self.string(p).node),
+            Rule::number => {
+                let loc = self.loc(&p);
+                match serde_json::from_str::<serde_json::Number>(p.as_str()) {
+                    Ok(n) => Value::Number(n),
+                    Err(_) => {
+                        self.errors.push(
+                            Diagnostic::error("permc::syntax", format!("invalid number `{}`", p.as_str()))
+                                .label(loc, "not a number"),
+                        );
+                        Value::Null
+                    }
+                }
+            }
+            Rule::boolean => Value::Bool(p.as_str() == "true"),
+            Rule::value => self.value(p),
+            _ => Value::Null,
+        }
+    }
+}
+
+type Rule_ = ast::Rule;
