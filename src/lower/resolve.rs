@@ -62,6 +62,13 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
     }
     cx.check_all_cycles(&policies);
 
+    // A test block is named after the policy it tests.
+    if let Some(root) = modules.first() {
+        for t in &root.file.tests {
+            cx.lookup_policy(0, &t.name);
+        }
+    }
+
     let mut policy_index = HashMap::new();
     let mut root_policies = Vec::new();
     for (id, &(m, _)) in order.iter().enumerate() {
