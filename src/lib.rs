@@ -230,7 +230,7 @@ impl Policy {
 }
 
 fn lower_opts(opts: &Options) -> LowerOptions {
-    LowerOptions { workspace: opts.workspace.clone() }
+    LowerOptions { workspace: opts.workspace.clone(), resolve_workspace: opts.resolve_paths }
 }
 
 #[cfg(test)]

@@ -27,6 +27,9 @@ pub const STD: &[(&str, &str)] = &[("elsai", include_str!("../../std-policies/el
 pub struct LowerOptions {
     /// Overrides every policy's `workspace` (the host knows the real root).
     pub workspace: Option<String>,
+    /// Resolve the workspace root through symlinks, as request paths will be
+    /// (otherwise a root that is itself a link would contain nothing).
+    pub resolve_workspace: bool,
 }
 
 /// The result of lowering one root file and its imports.

@@ -253,7 +253,7 @@ impl Ctx<'_> {
                 );
             }
         }
-        let ws = match (&self.opts.workspace, workspace) {
+        let mut ws = match (&self.opts.workspace, workspace) {
             (Some(w), _) => normalize_root(w),
             (None, Some(w)) => {
                 if !w.node.starts_with('/') {
@@ -267,6 +267,9 @@ impl Ctx<'_> {
             }
             (None, None) => DEFAULT_WORKSPACE.to_string(),
         };
+        if self.opts.resolve_workspace {
+            ws = crate::paths::resolve(&ws);
+        }
         let mut rules = Vec::new();
         let mut stack = Vec::new();
         self.splice(m, stmts, &ws, &mut stack, &[], &mut rules, true);

@@ -1,0 +1,1142 @@
+//! Splitting a shell command line into the simple commands it runs.
+//!
+//! A policy must judge every command that a command line runs, so
+//! `git status; rm -rf ~` has to be seen as two commands. [`split`] cuts a line
+//! into [`Segment`]s and, where it cannot see what will run (a command
+//! substitution, a variable used as the command name, an unclosed quote, ...),
+//! says so with an [`Opaque`] reason instead of guessing.
+//!
+//! The splitter follows bash's grammar closely enough for segmentation and is
+//! deliberately conservative: whenever its reading might differ from bash's,
+//! the segment concerned is marked opaque. Some consequences a policy should
+//! know about:
+//!
+//! - Commands found inside `$(...)`, backticks, `<(...)`, `( ... )` and
+//!   `{ ...; }` are reported as extra segments after the segment containing
+//!   them (recursively), so a rule denying `rm` also sees `echo $(rm -rf /)`.
+//! - A segment that starts with a reserved word (`if`, `then`, `!`, `time`,
+//!   `do`, ...) is marked [`Opaque::Unsupported`]; when a command follows the
+//!   reserved words, that command is also reported as its own segment.
+//! - Words are reported after quote removal only: `$HOME`, globs such as
+//!   `*.rs` and `~` are kept as written, since their values are unknown here.
+//! - Leading assignments stay in the words (`FOO=1 cmd` gives
+//!   `["FOO=1", "cmd"]`); deciding what they mean is the policy's job.
+
+mod lex;
+
+use std::collections::BTreeMap;
+
+use lex::{DqTok, Tok, dq_tok_at, tok_at};
+
+/// One simple command of a shell command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The segment's source text, trimmed of surrounding whitespace (quotes kept).
+    pub text: String,
+    /// The words after quote removal: `git "sta"'tus'` gives ["git", "status"].
+    /// Redirection operators such as `>`, `>>`, `2>&1`, `<` are their own
+    /// words (e.g. "2>&1", ">", "/dev/null"). Expansions and substitutions
+    /// are kept as written (`$HOME`, `$(date)`). Never empty; for an opaque
+    /// segment the words are a best effort.
+    pub words: Vec<String>,
+    /// Why permc cannot see through this segment, if it cannot (None when
+    /// fully understood).
+    pub opaque: Option<Opaque>,
+}
+
+/// Why a [`Segment`] cannot be fully understood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opaque {
+    /// `$(...)` or `` `...` ``: the output of another command becomes part
+    /// of this one.
+    CommandSubstitution,
+    /// `<(...)` or `>(...)`.
+    ProcessSubstitution,
+    /// A here-document (`<<` or `<<-`).
+    HereDoc,
+    /// A quote that is never closed; the segment runs to the end of input.
+    UnbalancedQuote,
+    /// A `( ... )` subshell or `{ ...; }` group.
+    Subshell,
+    /// `$VAR`, `${...}`, `$1`, ... in the command word, so the command that
+    /// runs is unknowable.
+    VariableExpansion,
+    /// Anything else that is unclear: reserved words, arithmetic, ANSI-C
+    /// `$'...'` quoting, brace expansion, a glob in the command word, a
+    /// redirection before the command word, a trailing backslash, NUL bytes,
+    /// unmatched parentheses, nesting deeper than the splitter follows.
+    Unsupported,
+}
+
+impl Opaque {
+    /// A short lowercase description for messages.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Opaque::CommandSubstitution => "command substitution `$(...)`",
+            Opaque::ProcessSubstitution => "process substitution `<(...)`",
+            Opaque::HereDoc => "here-document `<<`",
+            Opaque::UnbalancedQuote => "unbalanced quote",
+            Opaque::Subshell => "subshell or command group `( ... )`",
+            Opaque::VariableExpansion => "variable expansion in command position",
+            Opaque::Unsupported => "unsupported shell syntax",
+        }
+    }
+}
+
+/// Splits a shell command line into its simple commands.
+///
+/// Segments come in source order; the commands found inside a substitution
+/// or group follow the segment that contains them. Empty commands are
+/// dropped, and comments are not part of any segment.
+///
+/// ```
+/// use permc::shell::{split, Opaque};
+///
+/// let segments = split("git status && echo $(rm -rf /)");
+/// assert_eq!(segments.len(), 3);
+/// assert_eq!(segments[0].words, ["git", "status"]);
+/// assert_eq!(segments[0].opaque, None);
+/// // The substitution makes the `echo` opaque...
+/// assert_eq!(segments[1].text, "echo $(rm -rf /)");
+/// assert_eq!(segments[1].opaque, Some(Opaque::CommandSubstitution));
+/// // ...and the command inside it is reported too.
+/// assert_eq!(segments[2].words, ["rm", "-rf", "/"]);
+///
+/// let segments = split("$EDITOR notes.txt");
+/// assert_eq!(segments[0].opaque, Some(Opaque::VariableExpansion));
+/// ```
+pub fn split(command: &str) -> Vec<Segment> {
+    split_at_depth(command, 0)
+}
+
+/// How deeply substitutions, groups and quotes may nest before the splitter
+/// stops following them (and marks what remains [`Opaque::Unsupported`]):
+/// this bounds recursion, hence stack use, on hostile input.
+const MAX_DEPTH: usize = 32;
+
+/// Stands in a word's skeleton for a character that was quoted or came from
+/// an expansion, so that it can never look like an unquoted `{`, `*` or `=`.
+const PLACEHOLDER: char = '\u{E000}';
+
+/// The characters bash treats as blanks around words and commands.
+const BLANKS: [char; 3] = [' ', '\t', '\n'];
+
+fn split_at_depth(src: &str, depth: usize) -> Vec<Segment> {
+    if depth > MAX_DEPTH {
+        let text = src.trim_matches(BLANKS);
+        if text.is_empty() {
+            return Vec::new();
+        }
+        return vec![make_segment(text, Vec::new(), Some(Opaque::Unsupported))];
+    }
+    let mut parser = Parser::new(src);
+    let out = parser.list(0, Term::Eof, depth);
+    parser.finalize(out.segs)
+}
+
+fn make_segment(text: &str, words: Vec<String>, mut opaque: Option<Opaque>) -> Segment {
+    // bash drops or truncates at NUL bytes depending on how it gets the
+    // command, so a NUL-bearing command may not be what we see.
+    if opaque.is_none() && text.contains('\0') {
+        opaque = Some(Opaque::Unsupported);
+    }
+    let words = if words.is_empty() {
+        vec![text.to_string()]
+    } else {
+        words
+    };
+    Segment {
+        text: text.to_string(),
+        words,
+        opaque,
+    }
+}
+
+/// A finished segment, with the id of the builder that made it so that
+/// here-document bodies read later can be attached to it.
+struct RawSeg {
+    id: Option<usize>,
+    seg: Segment,
+}
+
+/// A here-document body read at a newline, waiting to be attached to the
+/// segment whose `<<` asked for it.
+struct Body {
+    owner: usize,
+    /// The body and its delimiter line, as shown in the owner's text.
+    text: String,
+    /// Commands run by substitutions inside an unquoted-delimiter body.
+    inner: Vec<Segment>,
+}
+
+/// A `<<` whose body starts after the next unquoted newline.
+struct PendingHereDoc {
+    owner: usize,
+    delimiter: String,
+    strip_tabs: bool,
+    /// Bodies expand `$(...)` unless any part of the delimiter was quoted.
+    expand: bool,
+}
+
+/// What ends a command list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Term {
+    Eof,
+    /// `)` of `$(...)`, `<(...)` or `( ... )`.
+    Paren,
+    /// `}` in command position, closing `{ ...; }`.
+    Brace,
+}
+
+enum ListEnd {
+    /// The terminator was found; parsing resumes at this byte.
+    Closed(usize),
+    /// The input ended first; `Some` if because of an unterminated construct.
+    Eof(Option<Opaque>),
+}
+
+struct ListOut {
+    segs: Vec<RawSeg>,
+    end: ListEnd,
+}
+
+/// The input ended inside a construct; the reason to report.
+struct Unterminated(Opaque);
+
+/// The byte at which to continue, or why the rest of the input is opaque.
+type Step = Result<usize, Unterminated>;
+
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    File,
+    HereDocDelimiter { strip_tabs: bool },
+}
+
+/// Tracks a command that follows reserved words (`! cmd`, `then cmd`), which
+/// is reported as a segment of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Derived {
+    None,
+    /// The command starts at this word index.
+    From(usize),
+    /// A reserved word that does not precede a command (`for`, `case`, ...).
+    Disabled,
+}
+
+/// A word under construction.
+struct Word {
+    start: usize,
+    text: String,
+    /// The unquoted literal characters, with [`PLACEHOLDER`] for the rest:
+    /// what decides assignments, reserved words, globs and brace expansion.
+    skeleton: String,
+    quoted: bool,
+    /// Contains a parameter expansion or substitution: its value is unknown.
+    dynamic: bool,
+}
+
+impl Word {
+    fn new(start: usize) -> Self {
+        Word {
+            start,
+            text: String::new(),
+            skeleton: String::new(),
+            quoted: false,
+            dynamic: false,
+        }
+    }
+}
+
+/// A segment under construction.
+struct SegBuilder {
+    id: usize,
+    start: Option<usize>,
+    end: usize,
+    words: Vec<String>,
+    word_starts: Vec<usize>,
+    word: Option<Word>,
+    opaque: Option<Opaque>,
+    /// The next word would be the command word (or a reserved word).
+    cmd_pos: bool,
+    /// A redirection operator is waiting for its target word.
+    target: Option<Target>,
+    derived: Derived,
+    derived_opaque: Option<Opaque>,
+    inner: Vec<RawSeg>,
+    /// The segment swallows the rest of the input.
+    forced: bool,
+}
+
+impl SegBuilder {
+    fn new(id: usize) -> Self {
+        SegBuilder {
+            id,
+            start: None,
+            end: 0,
+            words: Vec::new(),
+            word_starts: Vec::new(),
+            word: None,
+            opaque: None,
+            cmd_pos: true,
+            target: None,
+            derived: Derived::None,
+            derived_opaque: None,
+            inner: Vec::new(),
+            forced: false,
+        }
+    }
+
+    fn begin(&mut self, at: usize) {
+        if self.start.is_none() {
+            self.start = Some(at);
+        }
+    }
+
+    fn reach(&mut self, end: usize) {
+        self.end = self.end.max(end);
+    }
+
+    /// Records a reason; the first one recorded is the one reported.
+    fn mark(&mut self, why: Opaque) {
+        if self.opaque.is_none() {
+            self.opaque = Some(why);
+        }
+        if matches!(self.derived, Derived::From(_)) && self.derived_opaque.is_none() {
+            self.derived_opaque = Some(why);
+        }
+    }
+
+    fn word_mut(&mut self, at: usize) -> &mut Word {
+        self.begin(at);
+        self.word.get_or_insert_with(|| Word::new(at))
+    }
+
+    /// Unquoted literal text.
+    fn lit(&mut self, at: usize, text: &str) {
+        let word = self.word_mut(at);
+        word.text.push_str(text);
+        word.skeleton.push_str(text);
+    }
+
+    /// Quoted or escaped text.
+    fn quoted(&mut self, at: usize, text: &str) {
+        let word = self.word_mut(at);
+        word.text.push_str(text);
+        word.skeleton.push(PLACEHOLDER);
+        word.quoted = true;
+    }
+
+    /// An expansion or substitution, kept as written.
+    fn expansion(&mut self, at: usize, text: &str) {
+        let word = self.word_mut(at);
+        word.text.push_str(text);
+        word.skeleton.push(PLACEHOLDER);
+        word.dynamic = true;
+    }
+
+    fn push_word(&mut self, text: String, start: usize) {
+        self.words.push(text);
+        self.word_starts.push(start);
+    }
+
+    /// Takes over what a scratch builder found while scanning a construct
+    /// whose text is kept whole (`${...}`, `$((...))`).
+    fn absorb(&mut self, scratch: SegBuilder) {
+        if let Some(why) = scratch.opaque {
+            self.mark(why);
+        }
+        self.inner.extend(scratch.inner);
+    }
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    next_id: usize,
+    pending: Vec<PendingHereDoc>,
+    bodies: Vec<Body>,
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Self {
+        Parser {
+            src,
+            next_id: 0,
+            pending: Vec::new(),
+            bodies: Vec::new(),
+        }
+    }
+
+    fn new_seg(&mut self) -> SegBuilder {
+        let id = self.next_id;
+        self.next_id += 1;
+        SegBuilder::new(id)
+    }
+
+    fn slice(&self, start: usize, end: usize) -> &'a str {
+        self.src.get(start..end).unwrap_or("")
+    }
+
+    /// Parses a list of commands from `start` until `term` (or the end).
+    fn list(&mut self, start: usize, term: Term, depth: usize) -> ListOut {
+        let mut segs = Vec::new();
+        if depth > MAX_DEPTH {
+            return ListOut {
+                segs,
+                end: ListEnd::Eof(Some(Opaque::Unsupported)),
+            };
+        }
+        let mut seg = self.new_seg();
+        let mut pos = start;
+        while let Some(lexed) = tok_at(self.src, pos) {
+            let (s, e) = (lexed.start, lexed.end);
+            let step = match lexed.tok {
+                Some(Tok::Blank) => {
+                    self.end_word(&mut seg);
+                    Ok(e)
+                }
+                Some(Tok::LineContinuation) => Ok(e),
+                Some(Tok::Newline) => {
+                    let done = std::mem::replace(&mut seg, self.new_seg());
+                    self.finish(done, &mut segs);
+                    Ok(self.heredoc_bodies(e, depth))
+                }
+                Some(Tok::Separator) => {
+                    let done = std::mem::replace(&mut seg, self.new_seg());
+                    self.finish(done, &mut segs);
+                    Ok(e)
+                }
+                // A comment runs to the end of the line (the newline stays).
+                Some(Tok::Hash) if seg.word.is_none() => Ok(self.src[e..]
+                    .find('\n')
+                    .map_or(self.src.len(), |i| e + i)),
+                Some(Tok::RParen) if term == Term::Paren => {
+                    self.finish(seg, &mut segs);
+                    return ListOut {
+                        segs,
+                        end: ListEnd::Closed(e),
+                    };
+                }
+                Some(Tok::RParen) => {
+                    // Unmatched, as after a `case` pattern: keep the text,
+                    // distrust it, and start afresh after it.
+                    self.end_word(&mut seg);
+                    seg.begin(s);
+                    seg.push_word(")".to_string(), s);
+                    seg.reach(e);
+                    seg.mark(Opaque::Unsupported);
+                    let done = std::mem::replace(&mut seg, self.new_seg());
+                    self.finish(done, &mut segs);
+                    Ok(e)
+                }
+                Some(Tok::LParen) => self.paren(&mut seg, s, e, depth),
+                Some(Tok::LBrace)
+                    if seg.word.is_none()
+                        && seg.cmd_pos
+                        && seg.target.is_none()
+                        && self.delimited(e) =>
+                {
+                    self.brace_group(&mut seg, s, e, depth)
+                }
+                Some(Tok::RBrace)
+                    if term == Term::Brace
+                        && seg.word.is_none()
+                        && seg.words.is_empty()
+                        && self.delimited(e) =>
+                {
+                    self.finish(seg, &mut segs);
+                    return ListOut {
+                        segs,
+                        end: ListEnd::Closed(e),
+                    };
+                }
+                Some(
+                    tok @ (Tok::Redirect | Tok::RedirectDup | Tok::HereDoc | Tok::HereString),
+                ) => Ok(self.redirect(&mut seg, tok, s, e)),
+                Some(tok) => self.part(&mut seg, tok, s, e, depth),
+                None => {
+                    seg.mark(Opaque::Unsupported);
+                    seg.lit(s, self.slice(s, e));
+                    seg.reach(e);
+                    Ok(e)
+                }
+            };
+            match step {
+                Ok(next) => pos = next.max(e),
+                Err(Unterminated(why)) => {
+                    self.end_word(&mut seg);
+                    seg.begin(s);
+                    seg.forced = true;
+                    if why == Opaque::UnbalancedQuote {
+                        // Overrides an earlier reason: the segment's extent
+                        // itself is unknown, which matters most.
+                        seg.opaque = Some(why);
+                    } else {
+                        seg.mark(why);
+                    }
+                    self.finish(seg, &mut segs);
+                    return ListOut {
+                        segs,
+                        end: ListEnd::Eof(Some(why)),
+                    };
+                }
+            }
+        }
+        self.finish(seg, &mut segs);
+        ListOut {
+            segs,
+            end: ListEnd::Eof(None),
+        }
+    }
+
+    /// Whether the token at `pos` ends a word (so that a `{` or `}` before
+    /// it stands alone).
+    fn delimited(&self, mut pos: usize) -> bool {
+        loop {
+            match tok_at(self.src, pos) {
+                None => return true,
+                Some(l) if l.tok == Some(Tok::LineContinuation) => pos = l.end,
+                Some(l) => {
+                    return matches!(
+                        l.tok,
+                        Some(
+                            Tok::Blank
+                                | Tok::Newline
+                                | Tok::Separator
+                                | Tok::LParen
+                                | Tok::RParen
+                                | Tok::Redirect
+                                | Tok::RedirectDup
+                                | Tok::HereDoc
+                                | Tok::HereString
+                        )
+                    );
+                }
+            }
+        }
+    }
+
+    /// Finishes a word: classifies it (assignment, reserved word, command
+    /// word, argument, redirection target) and records what that implies.
+    fn end_word(&mut self, seg: &mut SegBuilder) {
+        let Some(word) = seg.word.take() else {
+            return;
+        };
+        if let Some(target) = seg.target.take() {
+            if let Target::HereDocDelimiter { strip_tabs } = target {
+                self.pending.push(PendingHereDoc {
+                    owner: seg.id,
+                    delimiter: word.text.clone(),
+                    strip_tabs,
+                    expand: !word.quoted,
+                });
+            }
+            seg.push_word(word.text, word.start);
+            return;
+        }
+        if !seg.cmd_pos {
+            if has_brace_expansion(&word.skeleton) {
+                seg.mark(Opaque::Unsupported);
+            }
+            seg.push_word(word.text, word.start);
+            return;
+        }
+        if is_assignment(&word.skeleton) {
+            seg.push_word(word.text, word.start);
+            return;
+        }
+        if let Some(precedes_command) = reserved_word(&word, seg) {
+            seg.mark(Opaque::Unsupported);
+            seg.push_word(word.text, word.start);
+            if !precedes_command {
+                seg.cmd_pos = false;
+                seg.derived = Derived::Disabled;
+            } else if seg.derived != Derived::Disabled {
+                seg.derived = Derived::From(seg.words.len());
+                seg.derived_opaque = None;
+            }
+            return;
+        }
+        if word.dynamic {
+            seg.mark(Opaque::VariableExpansion);
+        }
+        // `/bin/r? -rf /` or `{rm,-rf,/}` run a command we cannot name.
+        if has_glob(&word.skeleton) || has_brace_expansion(&word.skeleton) {
+            seg.mark(Opaque::Unsupported);
+        }
+        seg.cmd_pos = false;
+        seg.push_word(word.text, word.start);
+    }
+
+    fn finish(&mut self, mut seg: SegBuilder, out: &mut Vec<RawSeg>) {
+        self.end_word(&mut seg);
+        let Some(start) = seg.start else {
+            out.extend(seg.inner);
+            return;
+        };
+        if seg.target.take().is_some() {
+            // A redirection operator with no target.
+            seg.mark(Opaque::Unsupported);
+        }
+        let end = if seg.forced {
+            self.src.len()
+        } else {
+            seg.end.max(start)
+        };
+        let mut text = self.slice(start, end);
+        if seg.forced {
+            text = text.trim_end_matches(BLANKS);
+        }
+        let derived = match seg.derived {
+            Derived::From(k) if !seg.forced => seg.word_starts.get(k).map(|&from| {
+                let words = seg.words.get(k..).map(<[String]>::to_vec).unwrap_or_default();
+                make_segment(self.slice(from, end), words, seg.derived_opaque)
+            }),
+            _ => None,
+        };
+        out.push(RawSeg {
+            id: Some(seg.id),
+            seg: make_segment(text, seg.words, seg.opaque),
+        });
+        if let Some(derived) = derived {
+            out.push(RawSeg {
+                id: None,
+                seg: derived,
+            });
+        }
+        out.extend(seg.inner);
+    }
+
+    /// Attaches here-document bodies to their segments, giving the final list.
+    fn finalize(&mut self, raw: Vec<RawSeg>) -> Vec<Segment> {
+        let mut by_owner: BTreeMap<usize, Vec<Body>> = BTreeMap::new();
+        for body in std::mem::take(&mut self.bodies) {
+            by_owner.entry(body.owner).or_default().push(body);
+        }
+        let mut out = Vec::with_capacity(raw.len());
+        for RawSeg { id, mut seg } in raw {
+            let bodies = id.and_then(|id| by_owner.remove(&id)).unwrap_or_default();
+            for body in &bodies {
+                seg.text.push('\n');
+                seg.text.push_str(&body.text);
+            }
+            if !bodies.is_empty() && seg.opaque.is_none() {
+                seg.opaque = Some(Opaque::HereDoc);
+            }
+            out.push(seg);
+            for body in bodies {
+                out.extend(body.inner);
+            }
+        }
+        // Never lose text: a body whose owner vanished is reported alone.
+        for body in by_owner.into_values().flatten() {
+            if !body.text.trim_matches(BLANKS).is_empty() {
+                out.push(make_segment(&body.text, Vec::new(), Some(Opaque::HereDoc)));
+            }
+            out.extend(body.inner);
+        }
+        out
+    }
+
+    /// Reads the bodies of all pending here-documents, starting at `pos`
+    /// (just after a newline); returns where the command text resumes.
+    fn heredoc_bodies(&mut self, mut pos: usize, depth: usize) -> usize {
+        let len = self.src.len();
+        for doc in std::mem::take(&mut self.pending) {
+            let (body_end, shown_end, next) =
+                find_delimiter_line(self.src, pos, &doc.delimiter, doc.strip_tabs)
+                    .unwrap_or((len, len, len));
+            let inner = if doc.expand {
+                heredoc_expansions(self.slice(pos, body_end), depth + 1)
+            } else {
+                Vec::new()
+            };
+            self.bodies.push(Body {
+                owner: doc.owner,
+                text: self.slice(pos, shown_end).to_string(),
+                inner,
+            });
+            pos = next;
+        }
+        pos
+    }
+
+    /// Handles `(`: a subshell in command position, `((...))` arithmetic, or
+    /// anything else (function definitions, arrays) which is unsupported.
+    fn paren(&mut self, seg: &mut SegBuilder, s: usize, e: usize, depth: usize) -> Step {
+        let glued = seg.word.is_some();
+        self.end_word(seg);
+        let group = seg.cmd_pos && !glued && seg.target.is_none();
+        if seg.target.take().is_some() {
+            seg.mark(Opaque::Unsupported);
+        }
+        seg.begin(s);
+        let end = if group && self.src[e..].starts_with('(') {
+            seg.mark(Opaque::Unsupported);
+            self.arith(e + 1, seg, depth + 1)?
+        } else if group {
+            seg.mark(Opaque::Subshell);
+            self.nested_list(e, Term::Paren, seg, depth, Opaque::Subshell)?
+        } else {
+            seg.mark(Opaque::Unsupported);
+            self.nested_list(e, Term::Paren, seg, depth, Opaque::Unsupported)?
+        };
+        seg.push_word(self.slice(s, end).to_string(), s);
+        seg.reach(end);
+        // After `name()` a function body follows in command position; after
+        // `arr=(...)` a command may follow.
+        seg.cmd_pos = !group;
+        Ok(end)
+    }
+
+    fn brace_group(&mut self, seg: &mut SegBuilder, s: usize, e: usize, depth: usize) -> Step {
+        seg.begin(s);
+        seg.mark(Opaque::Subshell);
+        let end = self.nested_list(e, Term::Brace, seg, depth, Opaque::Subshell)?;
+        seg.push_word(self.slice(s, end).to_string(), s);
+        seg.reach(end);
+        seg.cmd_pos = false;
+        Ok(end)
+    }
+
+    /// Parses the command list inside a construct, keeping its segments as
+    /// the containing segment's inner segments.
+    fn nested_list(
+        &mut self,
+        start: usize,
+        term: Term,
+        seg: &mut SegBuilder,
+        depth: usize,
+        unclosed: Opaque,
+    ) -> Step {
+        let out = self.list(start, term, depth + 1);
+        seg.inner.extend(out.segs);
+        match out.end {
+            ListEnd::Closed(end) => Ok(end),
+            ListEnd::Eof(why) => Err(Unterminated(why.unwrap_or(unclosed))),
+        }
+    }
+
+    fn redirect(&mut self, seg: &mut SegBuilder, tok: Tok, s: usize, e: usize) -> usize {
+        let text = self.slice(s, e);
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        let mut op_start = s;
+        if digits > 0 && seg.word.is_some() {
+            // `"a"2>f`: digits glued to a word are part of it, not an fd.
+            seg.lit(s, text.get(..digits).unwrap_or(""));
+            op_start = s + digits;
+        }
+        self.end_word(seg);
+        if seg.target.take().is_some() {
+            seg.mark(Opaque::Unsupported);
+        }
+        seg.begin(op_start);
+        if seg.cmd_pos {
+            // `>/dev/null rm -rf /` runs `rm`, but its first word is `>`.
+            seg.mark(Opaque::Unsupported);
+        }
+        seg.push_word(self.slice(op_start, e).to_string(), op_start);
+        seg.reach(e);
+        match tok {
+            Tok::RedirectDup => {
+                // `2>&1x` would redirect to a file named `1x`.
+                if !self.delimited(e) {
+                    seg.mark(Opaque::Unsupported);
+                }
+            }
+            Tok::HereDoc => {
+                seg.mark(Opaque::HereDoc);
+                seg.target = Some(Target::HereDocDelimiter {
+                    strip_tabs: text.ends_with('-'),
+                });
+            }
+            _ => seg.target = Some(Target::File),
+        }
+        e
+    }
+
+    /// Adds one piece of a word (quoting, expansion, literal text).
+    fn part(&mut self, seg: &mut SegBuilder, tok: Tok, s: usize, e: usize, depth: usize) -> Step {
+        let raw = self.slice(s, e);
+        let end = match tok {
+            Tok::Word | Tok::LBrace | Tok::RBrace | Tok::Hash | Tok::Dollar => {
+                seg.lit(s, raw);
+                e
+            }
+            Tok::Escaped => {
+                seg.quoted(s, raw.get(1..).unwrap_or(""));
+                e
+            }
+            Tok::TrailingBackslash => {
+                seg.mark(Opaque::Unsupported);
+                seg.quoted(s, raw);
+                e
+            }
+            Tok::SingleQuoted => {
+                seg.quoted(s, raw.get(1..raw.len().saturating_sub(1)).unwrap_or(""));
+                e
+            }
+            Tok::SingleUnterminated | Tok::AnsiCUnterminated | Tok::BackquoteUnterminated => {
+                seg.quoted(s, raw);
+                return Err(Unterminated(Opaque::UnbalancedQuote));
+            }
+            Tok::DoubleQuote => {
+                seg.quoted(s, "");
+                self.dq(e, seg, depth + 1, false)?
+            }
+            Tok::LocaleQuote => {
+                seg.mark(Opaque::Unsupported);
+                seg.quoted(s, "");
+                self.dq(e, seg, depth + 1, false)?
+            }
+            Tok::AnsiC => {
+                seg.mark(Opaque::Unsupported);
+                seg.quoted(s, raw.get(2..raw.len().saturating_sub(1)).unwrap_or(""));
+                e
+            }
+            Tok::Backquoted => self.backquote(seg, s, e, depth, false),
+            Tok::CmdSubOpen => self.substitution(seg, s, e, depth, Opaque::CommandSubstitution)?,
+            Tok::ProcSubOpen => self.substitution(seg, s, e, depth, Opaque::ProcessSubstitution)?,
+            Tok::ArithOpen => self.arith_expansion(seg, s, e, depth)?,
+            Tok::DollarBracket => {
+                // `$[`: old arithmetic; what follows lexes as ordinary text.
+                seg.mark(Opaque::Unsupported);
+                seg.expansion(s, raw);
+                e
+            }
+            Tok::ParamOpen => self.param(seg, s, e, depth)?,
+            Tok::Var => {
+                seg.expansion(s, raw);
+                e
+            }
+            // Structural tokens are handled by the caller; should one get
+            // here, keep its text but distrust the segment.
+            _ => {
+                seg.mark(Opaque::Unsupported);
+                seg.lit(s, raw);
+                e
+            }
+        };
+        seg.reach(end);
+        Ok(end)
+    }
+
+    /// Scans a double-quoted string from `pos` (after the `"`), or a whole
+    /// here-document body when `heredoc` is set (where `"` is literal).
+    fn dq(&mut self, mut pos: usize, seg: &mut SegBuilder, depth: usize, heredoc: bool) -> Step {
+        if depth > MAX_DEPTH {
+            return Err(Unterminated(Opaque::Unsupported));
+        }
+        loop {
+            let Some(lexed) = dq_tok_at(self.src, pos) else {
+                return if heredoc {
+                    Ok(pos)
+                } else {
+                    Err(Unterminated(Opaque::UnbalancedQuote))
+                };
+            };
+            let (s, e) = (lexed.start, lexed.end);
+            let raw = self.slice(s, e);
+            pos = match lexed.tok {
+                Some(DqTok::End) if !heredoc => return Ok(e),
+                Some(DqTok::End | DqTok::Text | DqTok::Backslash | DqTok::Dollar) => {
+                    seg.quoted(s, raw);
+                    e
+                }
+                Some(DqTok::Escaped) => {
+                    seg.quoted(s, raw.get(1..).unwrap_or(""));
+                    e
+                }
+                Some(DqTok::LineContinuation) => e,
+                Some(DqTok::Backquoted) => self.backquote(seg, s, e, depth, true),
+                Some(DqTok::BackquoteUnterminated) => {
+                    return Err(Unterminated(Opaque::UnbalancedQuote));
+                }
+                Some(DqTok::CmdSubOpen) => {
+                    self.substitution(seg, s, e, depth, Opaque::CommandSubstitution)?
+                }
+                Some(DqTok::ArithOpen) => self.arith_expansion(seg, s, e, depth)?,
+                Some(DqTok::DollarBracket) => {
+                    seg.mark(Opaque::Unsupported);
+                    seg.expansion(s, raw);
+                    e
+                }
+                Some(DqTok::ParamOpen) => self.param(seg, s, e, depth)?,
+                Some(DqTok::Var) => {
+                    seg.expansion(s, raw);
+                    e
+                }
+                None => {
+                    seg.mark(Opaque::Unsupported);
+                    seg.quoted(s, raw);
+                    e
+                }
+            };
+        }
+    }
+
+    /// `$(...)` or `<(...)`/`>(...)`: `s..e` is the opening token.
+    fn substitution(
+        &mut self,
+        seg: &mut SegBuilder,
+        s: usize,
+        e: usize,
+        depth: usize,
+        why: Opaque,
+    ) -> Step {
+        seg.mark(why);
+        let end = self.nested_list(e, Term::Paren, seg, depth, why)?;
+        seg.expansion(s, self.slice(s, end));
+        Ok(end)
+    }
+
+    /// A complete `` `...` `` token at `s..e`.
+    fn backquote(
+        &mut self,
+        seg: &mut SegBuilder,
+        s: usize,
+        e: usize,
+        depth: usize,
+        in_dq: bool,
+    ) -> usize {
+        seg.mark(Opaque::CommandSubstitution);
+        let raw = self.slice(s, e);
+        let body = raw.get(1..raw.len().saturating_sub(1)).unwrap_or("");
+        let inner = split_at_depth(&unescape_backquoted(body, in_dq), depth + 1);
+        seg.inner
+            .extend(inner.into_iter().map(|seg| RawSeg { id: None, seg }));
+        seg.expansion(s, raw);
+        e
+    }
+
+    /// `$((...))`: `s..e` is the opening token.
+    fn arith_expansion(&mut self, seg: &mut SegBuilder, s: usize, e: usize, depth: usize) -> Step {
+        // Arithmetic evaluates variables' contents as expressions, and an
+        // array subscript in them can run a command substitution.
+        seg.mark(Opaque::Unsupported);
+        let end = self.arith(e, seg, depth + 1)?;
+        seg.expansion(s, self.slice(s, end));
+        Ok(end)
+    }
+
+    /// Finds the `))` closing an arithmetic expression that starts at `pos`,
+    /// collecting the substitutions inside it. Its text is not a command, so
+    /// it is not split (`<<` there is a shift, not a here-document).
+    fn arith(&mut self, mut pos: usize, seg: &mut SegBuilder, depth: usize) -> Step {
+        if depth > MAX_DEPTH {
+            return Err(Unterminated(Opaque::Unsupported));
+        }
+        let mut scratch = self.new_seg();
+        let mut open = 0usize;
+        let result = loop {
+            let Some(lexed) = tok_at(self.src, pos) else {
+                break Err(Unterminated(Opaque::Unsupported));
+            };
+            let (s, e) = (lexed.start, lexed.end);
+            pos = match lexed.tok {
+                Some(Tok::LParen | Tok::ProcSubOpen) => {
+                    open += 1;
+                    e
+                }
+                Some(Tok::RParen) if open > 0 => {
+                    open -= 1;
+                    e
+                }
+                Some(Tok::RParen) if self.src[e..].starts_with(')') => break Ok(e + 1),
+                // `$((a)+b)` is not arithmetic after all; don't guess.
+                Some(Tok::RParen) => break Err(Unterminated(Opaque::Unsupported)),
+                Some(tok) if quotes_or_expands(tok) => {
+                    match self.part(&mut scratch, tok, s, e, depth) {
+                        Ok(next) => next,
+                        Err(u) => break Err(u),
+                    }
+                }
+                _ => e,
+            };
+        };
+        seg.absorb(scratch);
+        result
+    }
+
+    /// `${...}`: `s..e` is the opening token.
+    fn param(&mut self, seg: &mut SegBuilder, s: usize, e: usize, depth: usize) -> Step {
+        let depth = depth + 1;
+        if depth > MAX_DEPTH {
+            return Err(Unterminated(Opaque::Unsupported));
+        }
+        let mut scratch = self.new_seg();
+        let mut open = 0usize;
+        let mut pos = e;
+        let result = loop {
+            let Some(lexed) = tok_at(self.src, pos) else {
+                break Err(Unterminated(Opaque::Unsupported));
+            };
+            let (ts, te) = (lexed.start, lexed.end);
+            pos = match lexed.tok {
+                Some(Tok::LBrace) => {
+                    open += 1;
+                    te
+                }
+                Some(Tok::RBrace) if open > 0 => {
+                    open -= 1;
+                    te
+                }
+                Some(Tok::RBrace) => break Ok(te),
+                Some(tok) if quotes_or_expands(tok) => {
+                    match self.part(&mut scratch, tok, ts, te, depth) {
+                        Ok(next) => next,
+                        Err(u) => break Err(u),
+                    }
+                }
+                _ => te,
+            };
+        };
+        seg.absorb(scratch);
+        let end = result?;
+        seg.expansion(s, self.slice(s, end));
+        Ok(end)
+    }
+}
+
+/// Tokens that matter while looking for the end of `${...}` or `$((...))`:
+/// quotes (which hide closing characters) and nested expansions.
+fn quotes_or_expands(tok: Tok) -> bool {
+    matches!(
+        tok,
+        Tok::Escaped
+            | Tok::TrailingBackslash
+            | Tok::SingleQuoted
+            | Tok::SingleUnterminated
+            | Tok::DoubleQuote
+            | Tok::LocaleQuote
+            | Tok::AnsiC
+            | Tok::AnsiCUnterminated
+            | Tok::Backquoted
+            | Tok::BackquoteUnterminated
+            | Tok::CmdSubOpen
+            | Tok::ArithOpen
+            | Tok::DollarBracket
+            | Tok::ParamOpen
+            | Tok::Var
+    )
+}
+
+/// Collects the commands run by substitutions in a here-document body.
+fn heredoc_expansions(body: &str, depth: usize) -> Vec<Segment> {
+    if depth > MAX_DEPTH {
+        return Vec::new();
+    }
+    let mut parser = Parser::new(body);
+    let mut scratch = parser.new_seg();
+    // An unterminated substitution in the body still leaves what was found
+    // in `scratch`; the owning segment is opaque either way.
+    let _ = parser.dq(0, &mut scratch, depth, true);
+    let raw = std::mem::take(&mut scratch.inner);
+    parser.finalize(raw)
+}
+
+/// Finds a here-document's delimiter line at or after `from`. Returns the
+/// start of that line (end of the body), its end without the newline, and
+/// where the input resumes; `None` if the input ends first.
+fn find_delimiter_line(
+    src: &str,
+    from: usize,
+    delimiter: &str,
+    strip_tabs: bool,
+) -> Option<(usize, usize, usize)> {
+    let mut line_start = from;
+    loop {
+        let rest = src.get(line_start..).filter(|r| !r.is_empty())?;
+        let line_end = rest.find('\n').map_or(src.len(), |i| line_start + i);
+        let line = src.get(line_start..line_end)?;
+        let line = if strip_tabs {
+            line.trim_start_matches('\t')
+        } else {
+            line
+        };
+        if line == delimiter {
+            return Some((line_start, line_end, (line_end + 1).min(src.len())));
+        }
+        if line_end >= src.len() {
+            return None;
+        }
+        line_start = line_end + 1;
+    }
+}
+
+/// Undoes the backslash escapes that backticks add to their contents.
+fn unescape_backquoted(body: &str, in_dq: bool) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&next) = chars.peek() {
+                if matches!(next, '$' | '`' | '\\') || (in_dq && next == '"') {
+                    out.push(next);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `NAME=` or `NAME+=` at the start of a word's skeleton.
+fn is_assignment(skeleton: &str) -> bool {
+    let mut chars = skeleton.chars();
+    if !chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic()) {
+        return false;
+    }
+    for c in chars.by_ref() {
+        match c {
+            '=' => return true,
+            '+' => return chars.next() == Some('='),
+            c if c == '_' || c.is_ascii_alphanumeric() => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// If the word is a reserved word in command position: whether a command
+/// follows it in the same segment (`! cmd`, `then cmd`) or not (`for`, `fi`).
+fn reserved_word(word: &Word, seg: &SegBuilder) -> Option<bool> {
+    if word.quoted || word.skeleton != word.text {
+        return None;
+    }
+    match word.text.as_str() {
+        "if" | "then" | "elif" | "else" | "while" | "until" | "do" | "!" | "time" => Some(true),
+        // `time -p cmd`
+        "-p" if seg.words.last().is_some_and(|w| w == "time")
+            && seg.derived == Derived::From(seg.words.len()) =>
+        {
+            Some(true)
+        }
+        "fi" | "done" | "esac" | "case" | "for" | "select" | "function" | "in" | "coproc"
+        | "[[" | "]]" | "{" | "}" => Some(false),
+        _ => None,
+    }
+}
+
+/// An unquoted glob character (`*`, `?`, or a `[...]` class).
+fn has_glob(skeleton: &str) -> bool {
+    skeleton.contains(['*', '?'])
+        || skeleton
+            .find('[')
+            .is_some_and(|open| skeleton[open..].contains(']'))
+}
+
+/// An unquoted `{...,...}` or `{a..b}` that bash would expand into several
+/// words. Checked on the widest `{...}` span, which over-approximates.
+fn has_brace_expansion(skeleton: &str) -> bool {
+    let (Some(open), Some(close)) = (skeleton.find('{'), skeleton.rfind('}')) else {
+        return false;
+    };
+    skeleton
+        .get(open..close)
+        .is_some_and(|inside| inside.contains(',') || inside.contains(".."))
+}
+
+#[cfg(test)]
+mod tests;
