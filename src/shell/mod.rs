@@ -376,6 +376,10 @@ impl<'a> Parser<'a> {
         self.src.get(start..end).unwrap_or("")
     }
 
+    fn rest(&self, start: usize) -> &'a str {
+        self.src.get(start..).unwrap_or("")
+    }
+
     /// Parses a list of commands from `start` until `term` (or the end).
     fn list(&mut self, start: usize, term: Term, depth: usize) -> ListOut {
         let mut segs = Vec::new();
@@ -406,7 +410,8 @@ impl<'a> Parser<'a> {
                     Ok(e)
                 }
                 // A comment runs to the end of the line (the newline stays).
-                Some(Tok::Hash) if seg.word.is_none() => Ok(self.src[e..]
+                Some(Tok::Hash) if seg.word.is_none() => Ok(self
+                    .rest(e)
                     .find('\n')
                     .map_or(self.src.len(), |i| e + i)),
                 Some(Tok::RParen) if term == Term::Paren => {
@@ -670,7 +675,7 @@ impl<'a> Parser<'a> {
             seg.mark(Opaque::Unsupported);
         }
         seg.begin(s);
-        let end = if group && self.src[e..].starts_with('(') {
+        let end = if group && self.rest(e).starts_with('(') {
             seg.mark(Opaque::Unsupported);
             self.arith(e + 1, seg, depth + 1)?
         } else if group {
@@ -941,7 +946,7 @@ impl<'a> Parser<'a> {
                     open -= 1;
                     e
                 }
-                Some(Tok::RParen) if self.src[e..].starts_with(')') => break Ok(e + 1),
+                Some(Tok::RParen) if self.rest(e).starts_with(')') => break Ok(e + 1),
                 // `$((a)+b)` is not arithmetic after all; don't guess.
                 Some(Tok::RParen) => break Err(Unterminated(Opaque::Unsupported)),
                 Some(tok) if quotes_or_expands(tok) => {
@@ -1124,7 +1129,8 @@ fn has_glob(skeleton: &str) -> bool {
     skeleton.contains(['*', '?'])
         || skeleton
             .find('[')
-            .is_some_and(|open| skeleton[open..].contains(']'))
+            .and_then(|open| skeleton.get(open..))
+            .is_some_and(|rest| rest.contains(']'))
 }
 
 /// An unquoted `{...,...}` or `{a..b}` that bash would expand into several
@@ -1138,5 +1144,3 @@ fn has_brace_expansion(skeleton: &str) -> bool {
         .is_some_and(|inside| inside.contains(',') || inside.contains(".."))
 }
 
-#[cfg(test)]
-mod tests;

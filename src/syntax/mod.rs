@@ -413,3 +413,120 @@ impl Builder {
 }
 
 type Rule_ = ast::Rule;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(src: &str) -> ast::File {
+        match parse(src, FileId(0)) {
+            Ok(f) => f,
+            Err(e) => panic!("{src}\n{:?}", e),
+        }
+    }
+
+    fn rules(f: &ast::File) -> Vec<&ast::Rule> {
+        match &f.policies[0].kind {
+            PolicyKind::Body(stmts) => stmts
+                .iter()
+                .filter_map(|s| if let Stmt::Rule(r) = &s.node { Some(r) } else { None })
+                .collect(),
+            PolicyKind::All(_) => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_form_parses_with_spans() {
+        let src = r#"
+import "elsai"
+tool file_read {
+  read input.path split ","
+  read input.comparison_path when input.mode == "diff"
+  write input.path when input.command in ["create", "insert",]
+  read input.x when input.y != null
+}
+tool shell { exec input.command cwd input.work_dir }
+tool "mcp__x__y" { network_access }
+preset no_env { deny read, write "**/.env" as deny_env reason "r" guidance "g" }
+policy agent {
+  workspace "/home/user/project"
+  combine strictest
+  default ask
+  use no_env
+  use elsai.workspace_only
+  deny exec on shell, execute /^\s*rm\b/ as block_rm
+  deny exec on shell cwd outside workspace
+  interrupt exec on shell prefix "git push"
+  require_approval tool Read, "mcp__a__b", elsai.shell
+  allow write on file_write "!/workspace/**", "x"
+}
+policy app = all(agent, elsai.read_only,)
+test agent {
+  deny file_read { path: "a,b", "n": 1.5, list: [true, false, null], o: {k: "v"} } cwd "/tmp" by deny_env
+}
+"#;
+        let f = ok(src);
+        assert_eq!(f.imports[0].node, "elsai");
+        assert_eq!(f.tools.len(), 3);
+        assert_eq!(f.tools[2].name.node, "mcp__x__y");
+        let stmt = &f.tools[0].stmts[1].node;
+        assert!(matches!(&stmt.when, Some(w) if matches!(&w.node, Cond::Eq(_, v) if v == "diff")));
+        assert_eq!(f.presets[0].name.node, "no_env");
+        let rs = rules(&f);
+        assert_eq!(rs.len(), 5);
+        assert_eq!(rs[0].name.as_ref().unwrap().node, "block_rm");
+        assert_eq!(rs[2].effect.node, Effect::Ask);
+        assert_eq!(rs[3].effect.node, Effect::Ask);
+        match &rs[4].target {
+            Target::Ops { matchers, .. } => {
+                assert_eq!(matchers[0].node, Matcher::Glob { pattern: "/workspace/**".into(), negated: true });
+            }
+            Target::Tools(_) => panic!("expected an op rule"),
+        }
+        // Spans point at the source text.
+        let r = rs[0];
+        assert!(src[r.loc.start as usize..r.loc.end as usize].starts_with("deny exec on shell"));
+        assert!(matches!(&f.policies[1].kind, PolicyKind::All(n) if n.len() == 2));
+        let case = &f.tests[0].cases[0].node;
+        assert_eq!(case.input["n"], serde_json::json!(1.5));
+        assert_eq!(case.cwd.as_ref().unwrap().node, "/tmp");
+    }
+
+    #[test]
+    fn keywords_end_at_word_boundaries() {
+        // `as` must not eat the start of `ask`; `tool` must not eat `tools`.
+        let f = ok("policy p {\n deny exec on shell cwd outside workspace\n ask exec on shell prefix \"x\"\n deny tools\n}");
+        let rs = rules(&f);
+        assert_eq!(rs.len(), 3);
+        assert!(rs[0].name.is_none());
+        assert!(matches!(&rs[2].target, Target::Ops { ops, .. } if ops[0].node == "tools"));
+    }
+
+    #[test]
+    fn strings_and_regexes_unescape() {
+        let f = ok(r#"policy p { deny read "a\"b\\c\*" deny exec /a\/b\d/ }"#);
+        let rs = rules(&f);
+        let m = |i: usize| match &rs[i].target {
+            Target::Ops { matchers, .. } => matchers[0].node.clone(),
+            Target::Tools(_) => panic!(),
+        };
+        assert_eq!(m(0), Matcher::Glob { pattern: r#"a"b\c\*"#.into(), negated: false });
+        assert_eq!(m(1), Matcher::Regex(r"a/b\d".into()));
+    }
+
+    #[test]
+    fn syntax_errors_point_at_the_problem() {
+        let cases = [
+            ("policy p { read \"x\" }", 11),
+            ("policy p { deny read \"x }", 21),
+            ("tool t { read input. }", 20),
+            ("policy p { default maybe }", 19),
+        ];
+        for (src, at) in cases {
+            let e = parse(src, FileId(0)).unwrap_err();
+            assert_eq!(e.len(), 1, "{src}");
+            assert_eq!(e[0].code, "permc::syntax");
+            assert_eq!(e[0].loc().map(|l| l.start), Some(at), "{src}: {}", e[0].message);
+        }
+    }
+}
