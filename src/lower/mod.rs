@@ -162,7 +162,10 @@ pub struct Failure {
 /// Lowers a file from disk; its relative imports resolve against its folder.
 pub fn lower_file(path: &Path, opts: &LowerOptions) -> Result<(Lowered, SourceMap), Failure> {
     match std::fs::read_to_string(path) {
-        Ok(text) => lower_source(&path.display().to_string(), &text, path.parent(), opts),
+        Ok(text) => {
+            let key = std::fs::canonicalize(path).ok().map(|c| c.display().to_string());
+            lower_inner(&path.display().to_string(), &text, path.parent(), key, opts)
+        }
         Err(e) => Err(Failure {
             sources: SourceMap::new(),
             diagnostics: vec![Diagnostic::error(
@@ -189,9 +192,19 @@ pub fn lower_source(
     dir: Option<&Path>,
     opts: &LowerOptions,
 ) -> Result<(Lowered, SourceMap), Failure> {
+    lower_inner(name, text, dir, None, opts)
+}
+
+fn lower_inner(
+    name: &str,
+    text: &str,
+    dir: Option<&Path>,
+    root_key: Option<String>,
+    opts: &LowerOptions,
+) -> Result<(Lowered, SourceMap), Failure> {
     let mut sources = SourceMap::new();
     let mut diags = Vec::new();
-    let modules = load_modules(name, text, dir.map(Path::to_path_buf), &mut sources, &mut diags);
+    let modules = load_modules(name, text, dir.map(Path::to_path_buf), root_key, &mut sources, &mut diags);
     if diags.iter().any(Diagnostic::is_error) {
         return Err(Failure { sources, diagnostics: diags });
     }
@@ -220,13 +233,17 @@ fn load_modules(
     name: &str,
     text: &str,
     dir: Option<PathBuf>,
+    root_key: Option<String>,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Module> {
     let mut modules: Vec<Module> = Vec::new();
     // Key (std name or canonical path) -> module index, so a module imported
-    // twice (or in a cycle) loads once.
+    // twice (or in a cycle, back to the root too) loads once.
     let mut seen: HashMap<String, usize> = HashMap::new();
+    if let Some(k) = root_key {
+        seen.insert(k, 0);
+    }
     let mut queue: Vec<(usize, Option<PathBuf>)> = Vec::new();
     if text.len() > MAX_SOURCE {
         diags.push(Diagnostic::error("permc::io", format!("`{name}` is larger than 16 MiB")));
@@ -249,7 +266,11 @@ fn load_modules(
                     let known: Vec<&str> = STD.iter().map(|(n, _)| *n).collect();
                     let mut d = Diagnostic::error("permc::unknown-import", msg).label(imp.loc, "imported here");
                     d = d.help(crate::diag::did_you_mean(&imp.node, known.iter().copied()).unwrap_or_else(
-                        || format!("standard profiles are {}; files are named by a path ending in `.perm`", known.join(", ")),
+                        || if imp.node.ends_with(".perm") {
+                            "the path is relative to the importing file's folder".to_string()
+                        } else {
+                            format!("standard profiles are {}; import a file by a path ending in `.perm`", known.join(", "))
+                        },
                     ));
                     diags.push(d);
                     continue;

@@ -17,6 +17,13 @@ struct Ctx<'a> {
     ops: HashMap<String, BTreeSet<OpKind>>,
     /// (module, name) -> global policy index.
     policy_ids: HashMap<(usize, String), u32>,
+    /// Set while splicing a preset into a policy: presets are checked once
+    /// on their own, so their findings must not repeat per policy.
+    mute: bool,
+    /// After the preset pass: splicing mutes the preset's findings.
+    mute_presets: bool,
+    /// `use` cycles already reported, by their sorted members.
+    reported_cycles: HashSet<Vec<(usize, String)>>,
 }
 
 pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<Diagnostic>) -> Lowered {
@@ -28,9 +35,13 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
         tool_index: HashMap::new(),
         ops: HashMap::new(),
         policy_ids: HashMap::new(),
+        mute: false,
+        mute_presets: false,
+        reported_cycles: HashSet::new(),
     };
     cx.collect_tools();
     cx.check_duplicate_names();
+    cx.check_presets();
 
     // Number every policy first so `all(...)` can refer forward.
     let mut order: Vec<(usize, usize)> = Vec::new();
@@ -62,10 +73,29 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
     }
     cx.check_all_cycles(&policies);
 
-    // A test block is named after the policy it tests.
+    cx.check_rule_names(&policies);
+    // A test block is named after the policy it tests; `by` names one of its rules.
     if let Some(root) = modules.first() {
         for t in &root.file.tests {
-            cx.lookup_policy(0, &t.name);
+            let Some(pid) = cx.lookup_policy_for(0, &t.name, "a test block is named after the policy it tests") else {
+                continue;
+            };
+            let mut labels = Vec::new();
+            collect_labels(&policies, pid, &mut labels, 0);
+            for case in &t.cases {
+                let Some(by) = &case.node.by else { continue };
+                if !labels.contains(&by.node.as_str()) {
+                    let mut d = Diagnostic::error(
+                        "permc::unknown-rule",
+                        format!("no rule of policy `{}` is labelled `{}`", t.name.node, by.node),
+                    )
+                    .label(by.loc, "no such rule");
+                    d = d.help(did_you_mean(&by.node, labels.iter().copied()).unwrap_or_else(|| {
+                        "`by` takes a rule's label: its `as` name, else its reason, else the generated `effect:pattern`".to_string()
+                    }));
+                    cx.report(d);
+                }
+            }
         }
     }
 
@@ -99,22 +129,60 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
     }
 }
 
+/// Every rule label a policy (or a composition) can decide with.
+fn collect_labels<'p>(policies: &'p [ResolvedPolicy], id: u32, out: &mut Vec<&'p str>, depth: u32) {
+    let Some(p) = policies.get(id as usize) else { return };
+    match &p.body {
+        PolicyBody::Rules(list) => out.extend(list.rules.iter().map(|r| r.label.as_str())),
+        // Cycles are reported elsewhere; the depth cap keeps this finite.
+        PolicyBody::All(children) if depth < 64 => {
+            for &c in children {
+                collect_labels(policies, c, out, depth + 1);
+            }
+        }
+        PolicyBody::All(_) => {}
+    }
+}
+
 fn qualify(module: &str, name: &str) -> String {
     if module.is_empty() { name.to_string() } else { format!("{module}.{name}") }
 }
 
 impl Ctx<'_> {
+    fn report(&mut self, d: Diagnostic) {
+        if !self.mute {
+            self.diags.push(d);
+        }
+    }
+
+    /// Checks every preset once, used or not, against the default workspace.
+    fn check_presets(&mut self) {
+        for m in 0..self.modules.len() {
+            for p in 0..self.modules[m].file.presets.len() {
+                let preset = &self.modules[m].file.presets[p];
+                let mut stack = vec![(m, preset.name.node.clone())];
+                let body = preset.body.clone();
+                let mut sink = Vec::new();
+                self.splice(m, &body, DEFAULT_WORKSPACE, &mut stack, &[], &mut sink, false);
+            }
+        }
+        self.mute_presets = true;
+    }
+
     fn collect_tools(&mut self) {
         let mut first_loc: HashMap<String, Loc> = HashMap::new();
-        for module in self.modules {
+        // Imports load after their importer: walk backwards so that a clash
+        // with an imported (perhaps standard) tool is reported in the file
+        // that can change.
+        for module in self.modules.iter().rev() {
             for decl in &module.file.tools {
                 let name = decl.name.node.clone();
                 if let Some(prev) = first_loc.get(&name) {
-                    self.diags.push(
+                    self.report(
                         Diagnostic::error("permc::duplicate-name", format!("tool `{name}` is declared twice"))
                             .label(decl.name.loc, "declared again here")
                             .label(*prev, "first declared here")
-                            .help("a tool has one declaration; merge the two into one `tool` block"),
+                            .help("a tool has one declaration; remove this one (or the import that also declares it), or merge the two blocks"),
                     );
                     continue;
                 }
@@ -137,7 +205,7 @@ impl Ctx<'_> {
         };
         let mut ok = true;
         if kind == OpKind::Command && s.field.is_none() {
-            self.diags.push(
+            self.report(
                 Diagnostic::error("permc::tool-decl", format!("`exec` in tool `{tool}` names no input field"))
                     .label(s.loc, "which field holds the command?")
                     .help("write e.g. `exec input.command`"),
@@ -145,25 +213,28 @@ impl Ctx<'_> {
             ok = false;
         }
         if let (Some(split), None) = (&s.split, &s.field) {
-            self.diags.push(
+            self.report(
                 Diagnostic::error("permc::tool-decl", "`split` needs an input field to split")
-                    .label(split.loc, "nothing to split"),
+                    .label(split.loc, "nothing to split")
+                    .help("write the field to split, e.g. `read input.path split \",\"`"),
             );
             ok = false;
         }
         if let Some(split) = &s.split {
             if split.node.is_empty() {
-                self.diags.push(
+                self.report(
                     Diagnostic::error("permc::tool-decl", "`split` needs a non-empty separator")
-                        .label(split.loc, "empty separator"),
+                        .label(split.loc, "empty separator")
+                        .help("give the text that separates entries, e.g. `split \",\"`, or drop `split`"),
                 );
                 ok = false;
             }
         }
         if let (Some(cwd), false) = (&s.cwd, kind == OpKind::Command) {
-            self.diags.push(
+            self.report(
                 Diagnostic::error("permc::tool-decl", "`cwd` applies only to `exec` statements")
-                    .label(cwd.loc, "the working directory of what command?"),
+                    .label(cwd.loc, "the working directory of what command?")
+                    .help("move `cwd input.FIELD` onto the tool's `exec` statement"),
             );
             ok = false;
         }
@@ -192,7 +263,7 @@ impl Ctx<'_> {
                 .chain(f.policies.iter().map(|p| &p.name));
             for n in names {
                 if let Some(prev) = seen.get(n.node.as_str()) {
-                    self.diags.push(
+                    self.report(
                         Diagnostic::error("permc::duplicate-name", format!("`{}` is defined twice", n.node))
                             .label(n.loc, "defined again here")
                             .label(*prev, "first defined here")
@@ -216,6 +287,10 @@ impl Ctx<'_> {
     }
 
     fn lookup_policy(&mut self, m: usize, name: &Node<String>) -> Option<u32> {
+        self.lookup_policy_for(m, name, "`all(...)` combines policies")
+    }
+
+    fn lookup_policy_for(&mut self, m: usize, name: &Node<String>, purpose: &str) -> Option<u32> {
         if let Some((mm, n)) = self.module_of(m, &name.node) {
             if let Some(&id) = self.policy_ids.get(&(mm, n.to_string())) {
                 return Some(id);
@@ -227,9 +302,13 @@ impl Ctx<'_> {
         if let Some(h) = did_you_mean(&name.node, known.iter().map(String::as_str)) {
             d = d.help(h);
         } else if self.modules[m].file.presets.iter().any(|p| p.name.node == name.node) {
-            d = d.help(format!("`{}` is a preset; `all(...)` combines policies", name.node));
+            d = d.help(format!("`{}` is a preset; {purpose}", name.node));
+        } else if known.is_empty() {
+            d = d.help("this file defines no policy");
+        } else {
+            d = d.help(format!("known policies: {}", known.join(", ")));
         }
-        self.diags.push(d);
+        self.report(d);
         None
     }
 
@@ -237,15 +316,32 @@ impl Ctx<'_> {
         let mut workspace: Option<&Node<String>> = None;
         let mut combine: Option<&Node<Combine>> = None;
         let mut default: Option<&Node<Effect>> = None;
+        let mut first: HashMap<&'static str, Loc> = HashMap::new();
         for s in stmts {
-            let (slot_loc, what) = match &s.node {
-                Stmt::Workspace(w) => (workspace.replace(w).map(|p| p.loc), "workspace"),
-                Stmt::Combine(c) => (combine.replace(c).map(|p| p.loc), "combine"),
-                Stmt::Default(d) => (default.replace(d).map(|p| p.loc), "default"),
-                _ => (None, ""),
+            let what = match &s.node {
+                Stmt::Workspace(w) => {
+                    workspace = Some(w);
+                    "workspace"
+                }
+                Stmt::Combine(c) => {
+                    combine = Some(c);
+                    "combine"
+                }
+                Stmt::Default(d) => {
+                    default = Some(d);
+                    "default"
+                }
+                _ => continue,
+            };
+            let slot_loc = match first.get(what) {
+                Some(prev) => Some(*prev),
+                None => {
+                    first.insert(what, s.loc);
+                    None
+                }
             };
             if let Some(prev) = slot_loc {
-                self.diags.push(
+                self.report(
                     Diagnostic::error("permc::duplicate-setting", format!("`{what}` is set twice in one policy"))
                         .label(s.loc, "set again here")
                         .label(prev, "first set here")
@@ -257,7 +353,7 @@ impl Ctx<'_> {
             (Some(w), _) => normalize_root(w),
             (None, Some(w)) => {
                 if !w.node.starts_with('/') {
-                    self.diags.push(
+                    self.report(
                         Diagnostic::error("permc::workspace", format!("workspace `{}` is not an absolute path", w.node))
                             .label(w.loc, "relative")
                             .help("write the root as an absolute path, e.g. `workspace \"/home/user/project\"`"),
@@ -302,7 +398,7 @@ impl Ctx<'_> {
                 }
                 Stmt::Use(name) => self.use_preset(m, name, ws, stack, via, out),
                 Stmt::Workspace(_) | Stmt::Combine(_) | Stmt::Default(_) if !in_policy => {
-                    self.diags.push(
+                    self.report(
                         Diagnostic::error("permc::preset-setting", "presets hold rules, not policy settings")
                             .label(s.loc, "only allowed in a policy")
                             .help("move `workspace`, `combine` and `default` into the policy that uses this preset"),
@@ -339,14 +435,21 @@ impl Ctx<'_> {
             } else if !known.is_empty() {
                 d = d.help(format!("known presets: {}", known.join(", ")));
             }
-            self.diags.push(d);
+            self.report(d);
             return;
         };
         let preset = &self.modules[mm].file.presets[pi];
         let key = (mm, preset.name.node.clone());
-        if stack.contains(&key) {
+        if let Some(pos) = stack.iter().position(|k| *k == key) {
+            // Checking each preset finds the same cycle from each member:
+            // report it once.
+            let mut members: Vec<(usize, String)> = stack[pos..].to_vec();
+            members.sort();
+            if !self.reported_cycles.insert(members) {
+                return;
+            }
             let chain: Vec<String> = stack.iter().map(|(_, n)| n.clone()).chain([key.1.clone()]).collect();
-            self.diags.push(
+            self.report(
                 Diagnostic::error("permc::use-cycle", format!("preset `{}` uses itself", key.1))
                     .label(name.loc, "this `use` closes the cycle")
                     .label(preset.name.loc, "preset defined here")
@@ -358,7 +461,10 @@ impl Ctx<'_> {
         let mut inner_via = via.to_vec();
         inner_via.push(name.loc);
         let body = preset.body.clone();
+        let was = self.mute;
+        self.mute = was || self.mute_presets;
         self.splice(mm, &body, ws, stack, &inner_via, out, false);
+        self.mute = was;
         stack.pop();
     }
 
@@ -398,9 +504,13 @@ impl Ctx<'_> {
                         d = d.help(did_you_mean(&op.node, known.iter().copied()).unwrap_or_else(|| {
                             let mut k = known.clone();
                             k.sort_unstable();
-                            format!("declared operations: {}; to match a whole tool write `tool NAME`", k.join(", "))
+                            if k.is_empty() {
+                                "no tool declares any operation; declare one, e.g. `tool file_read { read input.path }`, or match a whole tool with `tool NAME`".to_string()
+                            } else {
+                                format!("declared operations: {}; to match a whole tool write `tool NAME`", k.join(", "))
+                            }
                         }));
-                        self.diags.push(d);
+                        self.report(d);
                     }
                     op_names.push(op.node.clone());
                 }
@@ -419,7 +529,7 @@ impl Ctx<'_> {
                                 d = d.help(did_you_mean(&n, known.iter().copied()).unwrap_or_else(|| {
                                     "`on` names declared tools; declare it with `tool NAME { ... }`, or match an undeclared tool with `tool NAME`".to_string()
                                 }));
-                                self.diags.push(d);
+                                self.report(d);
                             }
                             names.push(n);
                         }
@@ -501,7 +611,7 @@ impl Ctx<'_> {
             let def = &self.tools[ti as usize];
             if !def.stmts.iter().any(|s| ops.contains(&s.op)) {
                 let have: Vec<&str> = def.stmts.iter().map(|s| s.op.as_str()).collect();
-                self.diags.push(
+                self.report(
                     Diagnostic::warning(
                         "permc::unreachable-rule",
                         format!("tool `{t}` has no `{}` operation, so this rule never matches it", ops.join("`/`")),
@@ -536,7 +646,7 @@ impl Ctx<'_> {
                         "the items of this rule: globs match paths, and these operations carry commands or nothing",
                         "match a command with `prefix \"git push\"` or a `/regex/`",
                     );
-                    self.diags.push(d);
+                    self.report(d);
                     return Err(());
                 }
                 let anchored = anchor_glob(pattern, ws);
@@ -549,7 +659,7 @@ impl Ctx<'_> {
                         loc,
                     })),
                     Err(e) => {
-                        self.diags.push(
+                        self.report(
                             Diagnostic::error("permc::invalid-glob", format!("invalid glob `{pattern}`: {e}"))
                                 .label(loc, "invalid glob")
                                 .help("globs support `*`, `**`, `?`, `[...]` and `{a,b}`; escape a literal with `\\\\`"),
@@ -560,29 +670,36 @@ impl Ctx<'_> {
             }
             Matcher::Regex(re) => {
                 if !has(OpKind::Path) && !has(OpKind::Command) && !kinds.is_empty() {
-                    self.diags.push(mismatch("a regex", "operations that carry no path or command", "drop the regex to match every item, or name an operation with a subject"));
+                    self.report(mismatch("a regex", "operations that carry no path or command", "drop the regex to match every item, or name an operation with a subject"));
                     return Err(());
                 }
                 match check_regex(re) {
                     Ok(()) => Ok(Some(ResolvedMatcher::Regex { source: re.clone(), loc })),
                     Err(e) => {
-                        self.diags.push(
+                        let help = if e.starts_with("look-around") {
+                            "permc regexes run in linear time, without look-around; express the exclusion as an earlier rule instead"
+                        } else if e.starts_with("backreferences") {
+                            "permc regexes run in linear time, without backreferences; spell the repeated text out"
+                        } else {
+                            "permc regexes use the syntax of Rust's `regex` crate; write a slash inside `/.../` as `\\/`"
+                        };
+                        self.report(
                             Diagnostic::error("permc::invalid-regex", format!("invalid regex `{re}`: {e}"))
                                 .label(loc, "invalid regex")
-                                .help("permc regexes use the syntax of Rust's `regex` crate and run in linear time; rewrite look-around as separate rules"),
+                                .help(help),
                         );
                         Err(())
                     }
                 }
             }
             Matcher::Prefix(p) => {
-                if !has(OpKind::Command) {
-                    self.diags.push(mismatch("`prefix`", "items that are not commands", "use `prefix` with `exec` rules; match paths with a glob"));
+                if !has(OpKind::Command) && !kinds.is_empty() {
+                    self.report(mismatch("`prefix`", "items that are not commands", "use `prefix` with `exec` rules; match paths with a glob"));
                     return Err(());
                 }
                 let words = prefix_words(p);
                 if words.is_empty() {
-                    self.diags.push(
+                    self.report(
                         Diagnostic::error("permc::empty-matcher", "`prefix \"\"` has no words")
                             .label(loc, "empty prefix")
                             .help("drop the matcher to match every command"),
@@ -592,11 +709,39 @@ impl Ctx<'_> {
                 Ok(Some(ResolvedMatcher::Prefix { words, loc }))
             }
             Matcher::CwdOutsideWorkspace => {
-                if !has(OpKind::Command) {
-                    self.diags.push(mismatch("`cwd outside workspace`", "items without a working directory", "cwd gates apply to `exec` rules"));
+                if !has(OpKind::Command) && !kinds.is_empty() {
+                    self.report(mismatch("`cwd outside workspace`", "items without a working directory", "cwd gates apply to `exec` rules"));
                     return Err(());
                 }
                 Ok(None)
+            }
+        }
+    }
+
+    /// Two rules of one policy with the same `as` name cannot be told apart
+    /// in decisions, audit records or `by` expectations.
+    fn check_rule_names(&mut self, policies: &[ResolvedPolicy]) {
+        for p in policies {
+            let PolicyBody::Rules(list) = &p.body else { continue };
+            let mut seen: HashMap<&str, &ResolvedRule> = HashMap::new();
+            for r in &list.rules {
+                let Some(name) = &r.name else { continue };
+                match seen.get(name.as_str()) {
+                    Some(prev) if prev.loc != r.loc => {
+                        let d = Diagnostic::warning(
+                            "permc::duplicate-rule-name",
+                            format!("two rules of policy `{}` are named `{name}`", p.name),
+                        )
+                        .label(r.loc, "named again here")
+                        .label(prev.loc, "first named here")
+                        .help("give each rule its own name so decisions and audit records say which one fired");
+                        self.report(d);
+                    }
+                    Some(_) => {}
+                    None => {
+                        seen.insert(name, r);
+                    }
+                }
             }
         }
     }
@@ -625,7 +770,7 @@ impl Ctx<'_> {
                             stack.push((child, 0));
                         }
                         1 => {
-                            self.diags.push(
+                            self.report(
                                 Diagnostic::error("permc::all-cycle", format!("policy `{}` includes itself through `all(...)`", policies[child].name))
                                     .label(policies[node].loc, "this composition closes the cycle")
                                     .help("a composition must not contain itself; remove one reference"),

@@ -384,6 +384,15 @@ impl<'a> Parser<'a> {
     fn list(&mut self, start: usize, term: Term, depth: usize) -> ListOut {
         let mut segs = Vec::new();
         if depth > MAX_DEPTH {
+            // Too deep to follow: report the rest as one unsupported segment
+            // (the containing segments run to the end of input too).
+            let text = self.rest(start).trim_matches(BLANKS);
+            if !text.is_empty() {
+                segs.push(RawSeg {
+                    id: None,
+                    seg: make_segment(text, Vec::new(), Some(Opaque::Unsupported)),
+                });
+            }
             return ListOut {
                 segs,
                 end: ListEnd::Eof(Some(Opaque::Unsupported)),
@@ -725,6 +734,11 @@ impl<'a> Parser<'a> {
         let text = self.slice(s, e);
         let digits = text.bytes().take_while(u8::is_ascii_digit).count();
         let mut op_start = s;
+        if digits == 0 && seg.word.as_ref().is_some_and(|w| is_fd_variable(&w.skeleton)) {
+            // `{fd}>file cmd` opens a descriptor and runs `cmd`; the first
+            // word is not the command.
+            seg.mark(Opaque::Unsupported);
+        }
         if digits > 0 && seg.word.is_some() {
             // `"a"2>f`: digits glued to a word are part of it, not an fd.
             seg.lit(s, text.get(..digits).unwrap_or(""));
@@ -781,7 +795,13 @@ impl<'a> Parser<'a> {
                 e
             }
             Tok::SingleUnterminated | Tok::AnsiCUnterminated | Tok::BackquoteUnterminated => {
-                seg.quoted(s, raw);
+                // Best-effort word: the text after the opening quote.
+                let skip = match tok {
+                    Tok::SingleUnterminated => 1,
+                    Tok::AnsiCUnterminated => 2,
+                    _ => 0,
+                };
+                seg.quoted(s, raw.get(skip..).unwrap_or(""));
                 return Err(Unterminated(Opaque::UnbalancedQuote));
             }
             Tok::DoubleQuote => {
@@ -962,14 +982,14 @@ impl<'a> Parser<'a> {
         result
     }
 
-    /// `${...}`: `s..e` is the opening token.
+    /// `${...}`: `s..e` is the opening token. Quotes and nested expansions
+    /// are skipped whole; the first other `}` ends it.
     fn param(&mut self, seg: &mut SegBuilder, s: usize, e: usize, depth: usize) -> Step {
         let depth = depth + 1;
         if depth > MAX_DEPTH {
             return Err(Unterminated(Opaque::Unsupported));
         }
         let mut scratch = self.new_seg();
-        let mut open = 0usize;
         let mut pos = e;
         let result = loop {
             let Some(lexed) = tok_at(self.src, pos) else {
@@ -977,14 +997,8 @@ impl<'a> Parser<'a> {
             };
             let (ts, te) = (lexed.start, lexed.end);
             pos = match lexed.tok {
-                Some(Tok::LBrace) => {
-                    open += 1;
-                    te
-                }
-                Some(Tok::RBrace) if open > 0 => {
-                    open -= 1;
-                    te
-                }
+                // bash does not pair bare braces here: in `${x:-{a};b }` the
+                // first `}` closes, and `;b }` is another command.
                 Some(Tok::RBrace) => break Ok(te),
                 Some(tok) if quotes_or_expands(tok) => {
                     match self.part(&mut scratch, tok, ts, te, depth) {
@@ -1124,6 +1138,14 @@ fn reserved_word(word: &Word, seg: &SegBuilder) -> Option<bool> {
     }
 }
 
+/// `{name}`, which glued to a redirection operator names a descriptor.
+fn is_fd_variable(skeleton: &str) -> bool {
+    skeleton
+        .strip_prefix('{')
+        .and_then(|rest| rest.strip_suffix('}'))
+        .is_some_and(|name| is_assignment(&format!("{name}=")))
+}
+
 /// An unquoted glob character (`*`, `?`, or a `[...]` class).
 fn has_glob(skeleton: &str) -> bool {
     skeleton.contains(['*', '?'])
@@ -1144,3 +1166,559 @@ fn has_brace_expansion(skeleton: &str) -> bool {
         .is_some_and(|inside| inside.contains(',') || inside.contains(".."))
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    use Opaque::{
+        CommandSubstitution as Cs, HereDoc as Hd, ProcessSubstitution as Ps, Subshell as Sub,
+        UnbalancedQuote as Uq, Unsupported as Un, VariableExpansion as Ve,
+    };
+
+    /// An expected segment: text, words, reason.
+    type Want = (&'static str, &'static [&'static str], Option<Opaque>);
+
+    fn check(input: &str, want: &[Want]) {
+        let got = split(input);
+        let want: Vec<Segment> = want
+            .iter()
+            .map(|(text, words, opaque)| Segment {
+                text: text.to_string(),
+                words: words.iter().map(|w| w.to_string()).collect(),
+                opaque: *opaque,
+            })
+            .collect();
+        assert_eq!(got, want, "splitting {input:?}");
+    }
+
+    fn check_all(cases: &[(&str, &[Want])]) {
+        for (input, want) in cases {
+            check(input, want);
+        }
+    }
+
+    #[test]
+    fn separators() {
+        check_all(&[
+            (
+                "git status; rm -rf ~",
+                &[("git status", &["git", "status"], None), ("rm -rf ~", &["rm", "-rf", "~"], None)],
+            ),
+            (
+                "a && b || c | d & e",
+                &[
+                    ("a", &["a"], None),
+                    ("b", &["b"], None),
+                    ("c", &["c"], None),
+                    ("d", &["d"], None),
+                    ("e", &["e"], None),
+                ],
+            ),
+            ("a |& b ;& c", &[("a", &["a"], None), ("b", &["b"], None), ("c", &["c"], None)]),
+            ("a;;b", &[("a", &["a"], None), ("b", &["b"], None)]),
+            ("a;", &[("a", &["a"], None)]),
+            ("a &", &[("a", &["a"], None)]),
+            ("  \n\t ls  ", &[("ls", &["ls"], None)]),
+            (";", &[]),
+            ("", &[]),
+            ("a\nb", &[("a", &["a"], None), ("b", &["b"], None)]),
+            ("a &&\nb", &[("a", &["a"], None), ("b", &["b"], None)]),
+            (
+                "cat f | grep \"x|y\" | wc -l",
+                &[
+                    ("cat f", &["cat", "f"], None),
+                    ("grep \"x|y\"", &["grep", "x|y"], None),
+                    ("wc -l", &["wc", "-l"], None),
+                ],
+            ),
+            // `\r` is a word character to bash, not a blank.
+            ("ls\r\nrm x", &[("ls\r", &["ls\r"], None), ("rm x", &["rm", "x"], None)]),
+        ]);
+    }
+
+    #[test]
+    fn quoting_and_escapes() {
+        check_all(&[
+            ("echo \"a;b\" 'c|d'", &[("echo \"a;b\" 'c|d'", &["echo", "a;b", "c|d"], None)]),
+            ("echo a\\;b", &[("echo a\\;b", &["echo", "a;b"], None)]),
+            ("g\"i\"t st'atus'", &[("g\"i\"t st'atus'", &["git", "status"], None)]),
+            ("echo a\"b\"'c'", &[("echo a\"b\"'c'", &["echo", "abc"], None)]),
+            ("echo \"\" ''", &[("echo \"\" ''", &["echo", "", ""], None)]),
+            ("echo \"a\\\"b\" 'a\\'", &[("echo \"a\\\"b\" 'a\\'", &["echo", "a\"b", "a\\"], None)]),
+            ("echo \"a\\$b\\`c\\x\"", &[("echo \"a\\$b\\`c\\x\"", &["echo", "a$b`c\\x"], None)]),
+            ("echo '$(rm)' \\$HOME", &[("echo '$(rm)' \\$HOME", &["echo", "$(rm)", "$HOME"], None)]),
+            ("ls \\\n  -la", &[("ls \\\n  -la", &["ls", "-la"], None)]),
+            ("ec\\\nho \"a\\\nb\"", &[("ec\\\nho \"a\\\nb\"", &["echo", "ab"], None)]),
+            ("echo 'a\nb'; ls", &[("echo 'a\nb'", &["echo", "a\nb"], None), ("ls", &["ls"], None)]),
+            ("bash -c 'rm -rf /'", &[("bash -c 'rm -rf /'", &["bash", "-c", "rm -rf /"], None)]),
+            ("echo a\\ b", &[("echo a\\ b", &["echo", "a b"], None)]),
+        ]);
+    }
+
+    #[test]
+    fn comments() {
+        check_all(&[
+            ("ls # rm -rf /", &[("ls", &["ls"], None)]),
+            ("# only a comment\n", &[]),
+            ("echo hi # c; rm x\nls", &[("echo hi", &["echo", "hi"], None), ("ls", &["ls"], None)]),
+            ("echo a#b", &[("echo a#b", &["echo", "a#b"], None)]),
+            ("echo \"x\"#y; z", &[("echo \"x\"#y", &["echo", "x#y"], None), ("z", &["z"], None)]),
+            ("echo '#'", &[("echo '#'", &["echo", "#"], None)]),
+            ("echo $#", &[("echo $#", &["echo", "$#"], None)]),
+        ]);
+    }
+
+    #[test]
+    fn redirections() {
+        check_all(&[
+            ("ls 2>&1 | grep x", &[("ls 2>&1", &["ls", "2>&1"], None), ("grep x", &["grep", "x"], None)]),
+            ("cmd &>/dev/null", &[("cmd &>/dev/null", &["cmd", "&>", "/dev/null"], None)]),
+            ("cmd &>>f", &[("cmd &>>f", &["cmd", "&>>", "f"], None)]),
+            ("echo x >| f", &[("echo x >| f", &["echo", "x", ">|", "f"], None)]),
+            ("echo x >&2", &[("echo x >&2", &["echo", "x", ">&2"], None)]),
+            ("cmd 2>/dev/null", &[("cmd 2>/dev/null", &["cmd", "2>", "/dev/null"], None)]),
+            ("cat < in >> out", &[("cat < in >> out", &["cat", "<", "in", ">>", "out"], None)]),
+            // Digits glued to a word belong to it, not to the operator.
+            ("echo \"a\"2>&1", &[("echo \"a\"2>&1", &["echo", "a2", ">&1"], None)]),
+            ("echo x 2 >f", &[("echo x 2 >f", &["echo", "x", "2", ">", "f"], None)]),
+            ("cat <<<\"hi there\"", &[("cat <<<\"hi there\"", &["cat", "<<<", "hi there"], None)]),
+            // A redirection before the command word hides the command.
+            (">/dev/null rm -rf /", &[(">/dev/null rm -rf /", &[">", "/dev/null", "rm", "-rf", "/"], Some(Un))]),
+            ("echo >", &[("echo >", &["echo", ">"], Some(Un))]),
+            ("echo > ; ls", &[("echo >", &["echo", ">"], Some(Un)), ("ls", &["ls"], None)]),
+            ("echo 2>&1x", &[("echo 2>&1x", &["echo", "2>&1", "x"], Some(Un))]),
+            // A named descriptor: `rm` is the command, not `{fd}`.
+            ("{fd}>/dev/null rm -rf /", &[("{fd}>/dev/null rm -rf /", &["{fd}", ">", "/dev/null", "rm", "-rf", "/"], Some(Un))]),
+            ("echo {x}", &[("echo {x}", &["echo", "{x}"], None)]),
+        ]);
+    }
+
+    #[test]
+    fn substitutions() {
+        check_all(&[
+            (
+                "echo $(rm -rf /)",
+                &[("echo $(rm -rf /)", &["echo", "$(rm -rf /)"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)],
+            ),
+            (
+                "echo `rm -rf /`",
+                &[("echo `rm -rf /`", &["echo", "`rm -rf /`"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)],
+            ),
+            (
+                "echo \"$(rm -rf /)\"",
+                &[("echo \"$(rm -rf /)\"", &["echo", "$(rm -rf /)"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)],
+            ),
+            (
+                "echo \"`rm x`\"",
+                &[("echo \"`rm x`\"", &["echo", "`rm x`"], Some(Cs)), ("rm x", &["rm", "x"], None)],
+            ),
+            (
+                "echo $(echo $(rm -rf /))",
+                &[
+                    ("echo $(echo $(rm -rf /))", &["echo", "$(echo $(rm -rf /))"], Some(Cs)),
+                    ("echo $(rm -rf /)", &["echo", "$(rm -rf /)"], Some(Cs)),
+                    ("rm -rf /", &["rm", "-rf", "/"], None),
+                ],
+            ),
+            (
+                "echo `echo \\`rm -rf /\\``",
+                &[
+                    ("echo `echo \\`rm -rf /\\``", &["echo", "`echo \\`rm -rf /\\``"], Some(Cs)),
+                    ("echo `rm -rf /`", &["echo", "`rm -rf /`"], Some(Cs)),
+                    ("rm -rf /", &["rm", "-rf", "/"], None),
+                ],
+            ),
+            (
+                "echo \"$(echo \")\")\"",
+                &[
+                    ("echo \"$(echo \")\")\"", &["echo", "$(echo \")\")"], Some(Cs)),
+                    ("echo \")\"", &["echo", ")"], None),
+                ],
+            ),
+            (
+                "x=$(rm -rf /)",
+                &[("x=$(rm -rf /)", &["x=$(rm -rf /)"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)],
+            ),
+            (
+                "echo ${x:-$(rm -rf /)}",
+                &[
+                    ("echo ${x:-$(rm -rf /)}", &["echo", "${x:-$(rm -rf /)}"], Some(Cs)),
+                    ("rm -rf /", &["rm", "-rf", "/"], None),
+                ],
+            ),
+            ("$(rm) x", &[("$(rm) x", &["$(rm)", "x"], Some(Cs)), ("rm", &["rm"], None)]),
+            (
+                "diff <(ls a) <(ls b)",
+                &[
+                    ("diff <(ls a) <(ls b)", &["diff", "<(ls a)", "<(ls b)"], Some(Ps)),
+                    ("ls a", &["ls", "a"], None),
+                    ("ls b", &["ls", "b"], None),
+                ],
+            ),
+            ("tee >(rm x)", &[("tee >(rm x)", &["tee", ">(rm x)"], Some(Ps)), ("rm x", &["rm", "x"], None)]),
+            // `\$(` is not a substitution, and `(` mid-command is not bash.
+            ("echo \\$(rm)", &[("echo \\$(rm)", &["echo", "$", "(rm)"], Some(Un)), ("rm", &["rm"], None)]),
+        ]);
+    }
+
+    #[test]
+    fn variables() {
+        check_all(&[
+            ("$CMD -x", &[("$CMD -x", &["$CMD", "-x"], Some(Ve))]),
+            ("\"$CMD\" x", &[("\"$CMD\" x", &["$CMD", "x"], Some(Ve))]),
+            ("${CMD} x", &[("${CMD} x", &["${CMD}", "x"], Some(Ve))]),
+            ("/opt/$V/bin/tool", &[("/opt/$V/bin/tool", &["/opt/$V/bin/tool"], Some(Ve))]),
+            ("echo $HOME", &[("echo $HOME", &["echo", "$HOME"], None)]),
+            ("echo \"$HOME\" ${x:-y} $1", &[("echo \"$HOME\" ${x:-y} $1", &["echo", "$HOME", "${x:-y}", "$1"], None)]),
+            ("FOO=1 cmd", &[("FOO=1 cmd", &["FOO=1", "cmd"], None)]),
+            ("FOO=$BAR A+=x cmd", &[("FOO=$BAR A+=x cmd", &["FOO=$BAR", "A+=x", "cmd"], None)]),
+            ("FOO=1 $CMD", &[("FOO=1 $CMD", &["FOO=1", "$CMD"], Some(Ve))]),
+            ("$X=1 cmd", &[("$X=1 cmd", &["$X=1", "cmd"], Some(Ve))]),
+            ("\"F\"OO=1 cmd", &[("\"F\"OO=1 cmd", &["FOO=1", "cmd"], None)]),
+        ]);
+    }
+
+    #[test]
+    fn unbalanced_and_unterminated() {
+        check_all(&[
+            ("echo \"unterminated", &[("echo \"unterminated", &["echo", "unterminated"], Some(Uq))]),
+            ("ls; echo 'a; rm x", &[("ls", &["ls"], None), ("echo 'a; rm x", &["echo", "a; rm x"], Some(Uq))]),
+            ("echo `ls; rm", &[("echo `ls; rm", &["echo", "`ls; rm"], Some(Uq))]),
+            ("echo $'a; rm", &[("echo $'a; rm", &["echo", "a; rm"], Some(Uq))]),
+            (
+                "echo $(ls \"x; rm)",
+                &[("echo $(ls \"x; rm)", &["echo"], Some(Uq)), ("ls \"x; rm)", &["ls", "x; rm)"], Some(Uq))],
+            ),
+            ("echo $(ls", &[("echo $(ls", &["echo"], Some(Cs)), ("ls", &["ls"], None)]),
+            ("(ls", &[("(ls", &["(ls"], Some(Sub)), ("ls", &["ls"], None)]),
+            ("echo ${x", &[("echo ${x", &["echo"], Some(Un))]),
+            // bash closes `${` at the first bare `}`, without pairing braces.
+            (
+                "echo ${x:-{a};echo PWNED }",
+                &[("echo ${x:-{a}", &["echo", "${x:-{a}"], None), ("echo PWNED }", &["echo", "PWNED", "}"], None)],
+            ),
+            (r#"echo ${x:-'}'} "${x:-\}}""#, &[(r#"echo ${x:-'}'} "${x:-\}}""#, &["echo", "${x:-'}'}", r"${x:-\}}"], None)]),
+            ("echo a\\", &[("echo a\\", &["echo", "a\\"], Some(Un))]),
+            ("echo a) rm x", &[("echo a)", &["echo", "a", ")"], Some(Un)), ("rm x", &["rm", "x"], None)]),
+        ]);
+    }
+
+    #[test]
+    fn here_documents() {
+        check_all(&[
+            (
+                "cat <<EOF\nhi; rm x\nEOF\nls",
+                &[("cat <<EOF\nhi; rm x\nEOF", &["cat", "<<", "EOF"], Some(Hd)), ("ls", &["ls"], None)],
+            ),
+            (
+                "cat <<'EOF'\n$(rm x)\nEOF",
+                &[("cat <<'EOF'\n$(rm x)\nEOF", &["cat", "<<", "EOF"], Some(Hd))],
+            ),
+            (
+                "cat <<EOF\n$(rm -rf /)\nEOF",
+                &[("cat <<EOF\n$(rm -rf /)\nEOF", &["cat", "<<", "EOF"], Some(Hd)), ("rm -rf /", &["rm", "-rf", "/"], None)],
+            ),
+            (
+                "cat <<-EOF\n\tx\n\tEOF\nls",
+                &[("cat <<-EOF\n\tx\n\tEOF", &["cat", "<<-", "EOF"], Some(Hd)), ("ls", &["ls"], None)],
+            ),
+            ("cat <<EOF\nno end; rm x", &[("cat <<EOF\nno end; rm x", &["cat", "<<", "EOF"], Some(Hd))]),
+            (
+                "cat <<EOF; ls\nbody\nEOF\npwd",
+                &[
+                    ("cat <<EOF\nbody\nEOF", &["cat", "<<", "EOF"], Some(Hd)),
+                    ("ls", &["ls"], None),
+                    ("pwd", &["pwd"], None),
+                ],
+            ),
+            (
+                "cat <<A <<B\na\nA\nb\nB\nls",
+                &[("cat <<A <<B\na\nA\nb\nB", &["cat", "<<", "A", "<<", "B"], Some(Hd)), ("ls", &["ls"], None)],
+            ),
+            ("cat <<", &[("cat <<", &["cat", "<<"], Some(Hd))]),
+        ]);
+    }
+
+    #[test]
+    fn groups() {
+        check_all(&[
+            (
+                "(cd /; rm -rf x)",
+                &[
+                    ("(cd /; rm -rf x)", &["(cd /; rm -rf x)"], Some(Sub)),
+                    ("cd /", &["cd", "/"], None),
+                    ("rm -rf x", &["rm", "-rf", "x"], None),
+                ],
+            ),
+            (
+                "{ ls; rm x; }",
+                &[("{ ls; rm x; }", &["{ ls; rm x; }"], Some(Sub)), ("ls", &["ls"], None), ("rm x", &["rm", "x"], None)],
+            ),
+            (
+                "{ ls; } > out && pwd",
+                &[("{ ls; } > out", &["{ ls; }", ">", "out"], Some(Sub)), ("ls", &["ls"], None), ("pwd", &["pwd"], None)],
+            ),
+            (
+                "f() { rm -rf /; }",
+                &[("f() { rm -rf /; }", &["f", "()", "{ rm -rf /; }"], Some(Un)), ("rm -rf /", &["rm", "-rf", "/"], None)],
+            ),
+            ("a=(x y) cmd", &[("a=(x y) cmd", &["a=", "(x y)", "cmd"], Some(Un)), ("x y", &["x", "y"], None)]),
+            ("(( i++ ))", &[("(( i++ ))", &["(( i++ ))"], Some(Un))]),
+            ("echo $((1+2))", &[("echo $((1+2))", &["echo", "$((1+2))"], Some(Un))]),
+            ("echo $((x<<2))\nls", &[("echo $((x<<2))", &["echo", "$((x<<2))"], Some(Un)), ("ls", &["ls"], None)]),
+            ("echo $[1+2]", &[("echo $[1+2]", &["echo", "$[1+2]"], Some(Un))]),
+        ]);
+    }
+
+    #[test]
+    fn reserved_words() {
+        check_all(&[
+            (
+                "if true; then rm -rf /; fi",
+                &[
+                    ("if true", &["if", "true"], Some(Un)),
+                    ("true", &["true"], None),
+                    ("then rm -rf /", &["then", "rm", "-rf", "/"], Some(Un)),
+                    ("rm -rf /", &["rm", "-rf", "/"], None),
+                    ("fi", &["fi"], Some(Un)),
+                ],
+            ),
+            ("! grep -q x f", &[("! grep -q x f", &["!", "grep", "-q", "x", "f"], Some(Un)), ("grep -q x f", &["grep", "-q", "x", "f"], None)]),
+            ("time -p make", &[("time -p make", &["time", "-p", "make"], Some(Un)), ("make", &["make"], None)]),
+            ("! $CMD", &[("! $CMD", &["!", "$CMD"], Some(Un)), ("$CMD", &["$CMD"], Some(Ve))]),
+            (
+                "for f in *; do rm \"$f\"; done",
+                &[
+                    ("for f in *", &["for", "f", "in", "*"], Some(Un)),
+                    ("do rm \"$f\"", &["do", "rm", "$f"], Some(Un)),
+                    ("rm \"$f\"", &["rm", "$f"], None),
+                    ("done", &["done"], Some(Un)),
+                ],
+            ),
+            ("[[ -f x ]] && ls", &[("[[ -f x ]]", &["[[", "-f", "x", "]]"], Some(Un)), ("ls", &["ls"], None)]),
+            // Quoted, a reserved word is an ordinary command name.
+            ("'if' x", &[("'if' x", &["if", "x"], None)]),
+            ("echo if then", &[("echo if then", &["echo", "if", "then"], None)]),
+        ]);
+    }
+
+    #[test]
+    fn other_unsupported_syntax() {
+        check_all(&[
+            ("echo $'a\\nb'", &[("echo $'a\\nb'", &["echo", "a\\nb"], Some(Un))]),
+            ("echo $\"x\"", &[("echo $\"x\"", &["echo", "x"], Some(Un))]),
+            ("{rm,-rf,/}", &[("{rm,-rf,/}", &["{rm,-rf,/}"], Some(Un))]),
+            ("mkdir -p a/{b,c}", &[("mkdir -p a/{b,c}", &["mkdir", "-p", "a/{b,c}"], Some(Un))]),
+            ("echo {1..3}", &[("echo {1..3}", &["echo", "{1..3}"], Some(Un))]),
+            ("echo '{a,b}' \\{a,b}", &[("echo '{a,b}' \\{a,b}", &["echo", "{a,b}", "{a,b}"], None)]),
+            (
+                "find . -name '*.rs' -exec rm {} \\;",
+                &[("find . -name '*.rs' -exec rm {} \\;", &["find", ".", "-name", "*.rs", "-exec", "rm", "{}", ";"], None)],
+            ),
+            ("/bin/r? -rf /", &[("/bin/r? -rf /", &["/bin/r?", "-rf", "/"], Some(Un))]),
+            ("ls *.rs [ab]", &[("ls *.rs [ab]", &["ls", "*.rs", "[ab]"], None)]),
+            ("[ -f x ]", &[("[ -f x ]", &["[", "-f", "x", "]"], None)]),
+            ("r\0m -rf /", &[("r\0m -rf /", &["r\0m", "-rf", "/"], Some(Un))]),
+        ]);
+    }
+
+    #[test]
+    fn describe_is_lowercase_and_distinct() {
+        let all = [Cs, Ps, Hd, Uq, Sub, Ve, Un];
+        let texts: Vec<&str> = all.iter().map(Opaque::describe).collect();
+        for text in &texts {
+            assert!(!text.is_empty());
+            assert_eq!(text.to_lowercase(), *text);
+        }
+        let mut unique = texts.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), texts.len());
+        assert_eq!(Cs.describe(), "command substitution `$(...)`");
+    }
+
+    #[test]
+    fn deep_nesting_is_capped() {
+        let deep = format!("echo {}x{}", "$(".repeat(40), ")".repeat(40));
+        let segs = split(&deep);
+        assert_eq!(segs[0].opaque, Some(Cs));
+        assert!(segs.iter().any(|s| s.opaque == Some(Un)), "{segs:?}");
+        assert!(segs.len() <= MAX_DEPTH + 2);
+
+        let deep = format!("echo {}", "\"${x:-".repeat(40));
+        assert_eq!(split(&deep)[0].opaque, Some(Un));
+
+        // Shallow nesting is still followed all the way down.
+        let shallow = format!("echo {}rm x{}", "$(".repeat(5), ")".repeat(5));
+        let segs = split(&shallow);
+        assert_eq!(segs.len(), 6, "{segs:?}");
+        assert!(segs[..5].iter().all(|s| s.opaque == Some(Cs)));
+        assert_eq!(segs[5].words, ["rm", "x"]);
+        assert_eq!(segs[5].opaque, None);
+    }
+
+    #[test]
+    fn huge_and_hostile_inputs_finish() {
+        let inputs = [
+            "a;".repeat(100_000),
+            "$(".repeat(100_000),
+            "(".repeat(100_000),
+            "( ".repeat(100_000),
+            "{ ".repeat(100_000),
+            "\"${x:-".repeat(50_000),
+            "$((".repeat(50_000),
+            "${".repeat(50_000),
+            "'".repeat(100_001),
+            "`".repeat(99_999),
+            "\\".repeat(100_001),
+            "\\\n".repeat(100_000),
+            format!("{{{}", "\\\n".repeat(100_000)),
+            format!("cat {}\n{}", "<<a ".repeat(10_000), "x\n".repeat(10_000)),
+            "\0".repeat(10_000),
+            "$'".repeat(50_000),
+        ];
+        for input in &inputs {
+            let segs = split(input);
+            assert!(segs.iter().all(|s| !s.words.is_empty()));
+        }
+        assert_eq!(split(&"a;".repeat(100_000)).len(), 100_000);
+    }
+
+    /// One piece of a generated word, rendered so that bash reads it back
+    /// as exactly its value.
+    #[derive(Debug, Clone)]
+    enum Part {
+        Plain(String),
+        Single(String),
+        Double(String),
+        Escaped(char),
+    }
+
+    impl Part {
+        fn render(&self) -> String {
+            match self {
+                Part::Plain(s) => s.clone(),
+                Part::Single(s) => format!("'{s}'"),
+                Part::Double(s) => {
+                    let mut out = String::from("\"");
+                    for c in s.chars() {
+                        if matches!(c, '"' | '\\' | '$' | '`') {
+                            out.push('\\');
+                        }
+                        out.push(c);
+                    }
+                    out.push('"');
+                    out
+                }
+                Part::Escaped(c) => format!("\\{c}"),
+            }
+        }
+
+        fn value(&self) -> String {
+            match self {
+                Part::Plain(s) | Part::Single(s) | Part::Double(s) => s.clone(),
+                Part::Escaped(c) => c.to_string(),
+            }
+        }
+    }
+
+    fn part() -> impl Strategy<Value = Part> {
+        prop_oneof![
+            3 => "[a-z0-9_./:,@%+-]{1,6}".prop_map(Part::Plain),
+            1 => "[^\\x00']{0,6}".prop_map(Part::Single),
+            1 => "[^\\x00]{0,6}".prop_map(Part::Double),
+            1 => any::<char>()
+                .prop_filter("NUL and newline are special", |c| *c != '\0' && *c != '\n')
+                .prop_map(Part::Escaped),
+        ]
+    }
+
+    type Command = Vec<Vec<Part>>;
+
+    fn command() -> impl Strategy<Value = Command> {
+        prop::collection::vec(prop::collection::vec(part(), 1..4), 1..5)
+    }
+
+    fn separator() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            ";", " ; ", "&&", " && ", "||", "|", " | ", "&", " & ", "\n", " \n ", "|&", ";;",
+        ])
+    }
+
+    const RESERVED: &[&str] = &[
+        "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "for", "in", "case",
+        "esac", "select", "function", "time", "coproc",
+    ];
+
+    /// A generated command is reported exactly: one segment per command,
+    /// with its source text and its words after quote removal.
+    fn check_generated(commands: &[Command], seps: &[&str]) -> Result<(), TestCaseError> {
+        let mut input = String::new();
+        let mut want = Vec::new();
+        for (i, cmd) in commands.iter().enumerate() {
+            if let [Part::Plain(first)] = cmd[0].as_slice() {
+                prop_assume!(!RESERVED.contains(&first.as_str()));
+            }
+            let text: Vec<String> = cmd.iter().map(|w| w.iter().map(Part::render).collect()).collect();
+            let text = text.join(" ");
+            let words = cmd.iter().map(|w| w.iter().map(Part::value).collect()).collect();
+            if i > 0 {
+                input.push_str(seps[(i - 1) % seps.len()]);
+            }
+            input.push_str(&text);
+            want.push(Segment { text, words, opaque: None });
+        }
+        prop_assert_eq!(split(&input), want, "input {:?}", input);
+        Ok(())
+    }
+
+    /// Shell-flavoured fragments, to reach the interesting paths often.
+    fn shellish() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "a", "rm", " ", "\t", "\n", ";", "&", "|", "&&", "(", ")", "{", "}", "<", ">", "2>&1",
+            "<<", "<<-", "<<<", "EOF", "\nEOF\n", "'", "\"", "\\", "\\\n", "$", "$(", "${", "$((",
+            "`", "#", "=", "*", "!", "if", "then", "x=", "$x", "<(", "\0", "é", "\r",
+        ]);
+        prop::collection::vec(pieces, 0..40).prop_map(|v| v.concat())
+    }
+
+    /// Properties every split must have, whatever the input.
+    fn check_invariants(input: &str) -> Result<(), TestCaseError> {
+        let segs = split(input);
+        for seg in &segs {
+            prop_assert!(!seg.words.is_empty(), "no words in {:?} from {:?}", seg, input);
+            prop_assert!(!seg.text.is_empty(), "empty text from {:?}", input);
+            if seg.opaque.is_none() {
+                // A segment fully understood holds no separator, quote or
+                // expansion that we might have misread: read alone, it is
+                // the same single command.
+                prop_assert_eq!(split(&seg.text), vec![seg.clone()], "re-splitting from {:?}", input);
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn generated_commands_split_exactly(
+            commands in prop::collection::vec(command(), 1..5),
+            seps in prop::collection::vec(separator(), 1..5),
+        ) {
+            check_generated(&commands, &seps)?;
+        }
+
+        #[test]
+        fn invariants_hold_on_shellish_input(input in shellish()) {
+            check_invariants(&input)?;
+        }
+
+        #[test]
+        fn invariants_hold_on_any_input(input in any::<String>()) {
+            check_invariants(&input)?;
+        }
+    }
+}

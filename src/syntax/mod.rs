@@ -29,7 +29,7 @@ type P<'a> = Pair<'a, Rule>;
 /// assert!(parse("policy p { read \"x\" }", FileId(0)).is_err());
 /// ```
 pub fn parse(src: &str, file: FileId) -> Result<ast::File, Vec<Diagnostic>> {
-    let mut pairs = PermParser::parse(Rule::file, src).map_err(|e| vec![syntax_error(e, file)])?;
+    let mut pairs = PermParser::parse(Rule::file, src).map_err(|e| vec![syntax_error(e, src, file)])?;
     let mut b = Builder { file, errors: Vec::new() };
     let mut out = ast::File::default();
     if let Some(root) = pairs.next() {
@@ -51,11 +51,14 @@ pub fn parse(src: &str, file: FileId) -> Result<ast::File, Vec<Diagnostic>> {
     if b.errors.is_empty() { Ok(out) } else { Err(b.errors) }
 }
 
-fn syntax_error(e: pest::error::Error<Rule>, file: FileId) -> Diagnostic {
+fn syntax_error(e: pest::error::Error<Rule>, src: &str, file: FileId) -> Diagnostic {
     let (start, end) = match e.location {
         pest::error::InputLocation::Pos(p) => (p, p),
         pest::error::InputLocation::Span((s, t)) => (s, t),
     };
+    if let Some(d) = unclosed(src, start, file) {
+        return d;
+    }
     let expected = match &e.variant {
         pest::error::ErrorVariant::ParsingError { positives, .. } => {
             let mut names: Vec<&str> = positives.iter().filter_map(|r| rule_name(*r)).collect();
@@ -75,6 +78,56 @@ fn syntax_error(e: pest::error::Error<Rule>, file: FileId) -> Diagnostic {
         .help("see docs/language.md for the forms a .perm file may contain")
 }
 
+/// Recognises the errors pest reports poorly: a string, regex or block left
+/// open. Returns a diagnostic that names what is unclosed and where it began.
+fn unclosed(src: &str, at: usize, file: FileId) -> Option<Diagnostic> {
+    let rest = src.get(at..)?;
+    let line_end = rest.find('\n').map_or(src.len(), |i| at + i);
+    let open_quote = |q: char| -> bool {
+        // An odd number of unescaped quote characters before the line's end.
+        let mut n = 0;
+        let mut esc = false;
+        for c in src[at..line_end].chars() {
+            match c {
+                '\\' if !esc => esc = true,
+                c if c == q && !esc => n += 1,
+                _ => esc = false,
+            }
+            if c != '\\' {
+                esc = false;
+            }
+        }
+        n % 2 == 1
+    };
+    if rest.starts_with('"') && open_quote('"') {
+        return Some(
+            Diagnostic::error("permc::syntax", "syntax error: unterminated string")
+                .label(Loc::new(file, at, at + 1), "this string is never closed")
+                .help("close it with `\"` on the same line; write a quote inside a string as `\\\"`"),
+        );
+    }
+    if rest.starts_with('/') && !rest.starts_with("//") && open_quote('/') {
+        return Some(
+            Diagnostic::error("permc::syntax", "syntax error: unterminated regex")
+                .label(Loc::new(file, at, at + 1), "this `/regex/` is never closed")
+                .help("close it with `/` on the same line; write a slash inside a regex as `\\/`"),
+        );
+    }
+    if rest.trim().is_empty() {
+        let opens = src.matches('{').count();
+        let closes = src.matches('}').count();
+        let mut d = Diagnostic::error("permc::syntax", "syntax error: unexpected end of file");
+        let end = src.trim_end().len();
+        d = d.label(Loc::new(file, end.saturating_sub(1), end), "the file ends here");
+        return Some(if opens > closes {
+            d.help("a `{` block is not closed; add the missing `}`")
+        } else {
+            d.help("the last item is incomplete")
+        });
+    }
+    None
+}
+
 fn join_or(items: &[&str]) -> String {
     match items {
         [] => String::new(),
@@ -92,7 +145,8 @@ fn rule_name(r: Rule) -> Option<&'static str> {
         Rule::preset => "`preset`",
         Rule::policy => "`policy`",
         Rule::test_block => "`test`",
-        Rule::ident | Rule::qname | Rule::tool_name | Rule::tool_ref | Rule::op_name => "a name",
+        Rule::ident | Rule::qname | Rule::tool_name | Rule::tool_ref | Rule::op_name | Rule::word
+        | Rule::string_or_ident => "a name",
         Rule::string | Rule::glob => "a string",
         Rule::regex => "a `/regex/`",
         Rule::effect => "an effect (`allow`, `deny`, `ask`)",
@@ -399,7 +453,8 @@ impl Builder {
                     Err(_) => {
                         self.errors.push(
                             Diagnostic::error("permc::syntax", format!("invalid number `{}`", p.as_str()))
-                                .label(loc, "not a number"),
+                                .label(loc, "not a number")
+                                .help("write a JSON number such as `42` or `1.5`"),
                         );
                         Value::Null
                     }

@@ -42,7 +42,14 @@ pub fn run(args: Args) -> ExitCode {
             }
             match args.format {
                 Format::Text => eprintln!("{}", d.render(&sources, crate::color())),
-                Format::Json => json.push(d.to_json(&sources)),
+                Format::Json => {
+                    let mut v = d.to_json(&sources);
+                    // Findings without a source location still belong to a file.
+                    if v["file"].is_null() {
+                        v["file"] = serde_json::Value::String(file.display().to_string());
+                    }
+                    json.push(v);
+                }
             }
         }
     }

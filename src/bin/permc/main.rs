@@ -80,6 +80,10 @@ impl LoadArgs {
         };
         match permc::Policy::load(&self.file, &opts) {
             Ok(p) => {
+                if p.selected().is_none() && p.policy_names().is_empty() {
+                    eprintln!("error: `{}` defines no policy to evaluate", self.file.display());
+                    return Err(ExitCode::from(2));
+                }
                 if p.selected().is_none() {
                     eprintln!(
                         "error: `{}` defines several policies ({}); choose one with --policy",
