@@ -53,6 +53,12 @@ fn explain_policy(policy: &Policy, pid: u32, req: &Request, depth: usize, out: &
             }
             for &c in children {
                 explain_policy(policy, c, req, depth + 1, out);
+                // Evaluation stops at the first deny; so does the trace.
+                let d = policy.decide_as(&low.policies[c as usize].name, req);
+                if d.is_some_and(|d| d.decision == crate::Effect::Deny) {
+                    let _ = writeln!(out, "{pad}  (`{}` denies: later policies are not consulted)", low.policies[c as usize].name);
+                    break;
+                }
             }
         }
         PolicyBody::Rules(list) => {
@@ -99,6 +105,13 @@ fn explain_item(policy: &Policy, list: &RuleList, item: &Item, pad: &str, out: &
     let decided = reference::pick(list, &trace);
     for (i, (rule, step)) in list.rules.iter().zip(&trace).enumerate() {
         let (line, _) = policy.sources().line_col(rule.loc);
+        // Rules spliced from another file say which file.
+        let root = crate::syntax::loc::FileId(0);
+        let file = if rule.loc.file == root {
+            String::new()
+        } else {
+            policy.sources().get(rule.loc.file).map(|f| format!("{} ", f.name)).unwrap_or_default()
+        };
         let why = match step {
             Step::OtherTool => continue,
             Step::OtherOp => continue,
@@ -108,7 +121,7 @@ fn explain_item(policy: &Policy, list: &RuleList, item: &Item, pad: &str, out: &
             Step::NoMatch => "no match".to_string(),
         };
         let mark = if decided == Some(i as u32) { "=>" } else { "  " };
-        let _ = writeln!(out, "{pad}  {mark} #{i} line {line} {} `{}`: {why}", rule.effect, rule.label);
+        let _ = writeln!(out, "{pad}  {mark} #{i} {file}line {line} {} `{}`: {why}", rule.effect, rule.label);
     }
     match decided {
         Some(i) => {

@@ -132,8 +132,10 @@ pub struct Command {
 pub type Resolver<'a> = &'a (dyn Fn(&str) -> String + Sync);
 
 /// Turns a request into items through its tool's declaration. Undeclared
-/// tools, and declared ones whose input names nothing, give one bare item.
-/// An error means the input is malformed; the caller denies.
+/// tools, and declared ones none of whose statements apply (every `when`
+/// fails), give one bare `tool` item. An error means the input is malformed
+/// (a statement applies but its field is missing, empty or of the wrong
+/// type); the caller denies.
 pub fn expand(
     req: &Request,
     tool: Option<&ToolDef>,
@@ -162,6 +164,14 @@ pub fn expand(
                 continue;
             };
             let values = strings_at(&req.input, field, stmt.split.as_deref())?;
+            if values.is_empty() {
+                // The declaration says this field holds what the call touches;
+                // a call that names nothing there cannot be checked.
+                return Err(match lookup(&req.input, field) {
+                    None | Some(Value::Null) => format!("{field} is missing"),
+                    Some(_) => format!("{field} names nothing to check"),
+                });
+            }
             match stmt.kind {
                 OpKind::Path => {
                     for v in values {

@@ -86,3 +86,36 @@ pub fn check_regex(re: &str) -> Result<(), String> {
 pub fn prefix_words(prefix: &str) -> Vec<String> {
     prefix.split_whitespace().map(str::to_string).collect()
 }
+
+/// Why an anchored glob can never match a normalised absolute path, if it
+/// cannot: paths reach the matcher without `.`, `..`, `//` or a trailing
+/// slash, and always start with `/`.
+///
+/// ```
+/// use permc::lower::patterns::never_matches;
+/// assert!(never_matches("/w/./docs/**").is_some());
+/// assert!(never_matches("/w/docs/").is_some());
+/// assert!(never_matches("/w/docs/**").is_none());
+/// ```
+pub fn never_matches(anchored: &str) -> Option<&'static str> {
+    let segs: Vec<&str> = anchored.split('/').collect();
+    if anchored.len() > 1 && anchored.ends_with('/') {
+        return Some("it ends with `/`, and normalised paths never do");
+    }
+    if segs.iter().skip(1).any(|s| s.is_empty()) {
+        return Some("it contains `//`, and normalised paths never do");
+    }
+    if segs.iter().any(|s| *s == "." || *s == "..") {
+        return Some("it contains a `.` or `..` segment, and normalised paths never do");
+    }
+    if !anchored.starts_with('/') && !anchored.starts_with("**") && !anchored.starts_with('{') {
+        return Some("it is not absolute, and paths are matched in absolute form");
+    }
+    None
+}
+
+/// `**` that is not a whole path segment acts as `*` in globset and in
+/// picomatch alike, which is rarely what the author meant.
+pub fn partial_globstar(pattern: &str) -> bool {
+    pattern.split('/').any(|seg| seg.contains("**") && seg != "**")
+}

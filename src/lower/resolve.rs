@@ -526,8 +526,13 @@ impl Ctx<'_> {
                                 let known: Vec<&str> = self.tool_index.keys().map(String::as_str).collect();
                                 let mut d = Diagnostic::error("permc::unknown-tool", format!("unknown tool `{n}`"))
                                     .label(t.loc, "not declared");
+                                let looks_like_pattern = quoted && (n.contains('/') || n.contains('*'));
                                 d = d.help(did_you_mean(&n, known.iter().copied()).unwrap_or_else(|| {
-                                    "`on` names declared tools; declare it with `tool NAME { ... }`, or match an undeclared tool with `tool NAME`".to_string()
+                                    if looks_like_pattern {
+                                        "this looks like a pattern: patterns follow the tool list without a comma, e.g. `on file_read \"**/.env\"`".to_string()
+                                    } else {
+                                        "`on` names declared tools; declare it with `tool NAME { ... }`, or match an undeclared tool with `tool NAME`".to_string()
+                                    }
                                 }));
                                 self.report(d);
                             }
@@ -548,6 +553,16 @@ impl Ctx<'_> {
                         Ok(None) => gate = true,
                         Err(()) => ok = false,
                     }
+                }
+                if gate && !resolved.is_empty() {
+                    self.report(
+                        Diagnostic::warning(
+                            "permc::gate-with-patterns",
+                            "this rule is a cwd gate, so its other matchers never run",
+                        )
+                        .label(r.loc, "a gate fires on the cwd alone")
+                        .help("outside the workspace the gate decides without the patterns; inside it the rule is skipped. Put the patterns on a rule of their own"),
+                    );
                 }
                 let first = matchers.first().map(|mt| match &mt.node {
                     Matcher::Glob { pattern, negated } => format!("{}{pattern}", if *negated { "!" } else { "" }),
@@ -650,6 +665,19 @@ impl Ctx<'_> {
                     return Err(());
                 }
                 let anchored = anchor_glob(pattern, ws);
+                if let Some(why) = super::patterns::never_matches(&anchored) {
+                    self.report(
+                        Diagnostic::warning("permc::empty-matcher", format!("glob `{pattern}` can never match"))
+                            .label(loc, "matches no normalised path")
+                            .help(format!("{why}; paths are made absolute and normalised before matching")),
+                    );
+                } else if super::patterns::partial_globstar(pattern) {
+                    self.report(
+                        Diagnostic::warning("permc::partial-globstar", format!("`**` in `{pattern}` is not a whole path segment, so it acts as `*`"))
+                            .label(loc, "stays inside one segment")
+                            .help("write `**/` to span directories, e.g. `**/*.env`"),
+                    );
+                }
                 match glob_regex(&anchored) {
                     Ok(regex) => Ok(Some(ResolvedMatcher::Glob {
                         source: pattern.clone(),

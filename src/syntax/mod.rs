@@ -362,12 +362,21 @@ impl Builder {
         let mut rule = Rule_ { effect, target, name: None, reason: None, guidance: None, loc };
         for meta in inner {
             let rule_kind = meta.as_rule();
+            let meta_loc = self.loc(&meta);
             let Some(arg) = meta.into_inner().filter(not_kw).next() else { continue };
-            match rule_kind {
-                Rule::rule_name => rule.name = Some(self.text(arg)),
-                Rule::reason => rule.reason = Some(self.string(arg)),
-                Rule::guidance => rule.guidance = Some(self.string(arg)),
-                _ => {}
+            let (slot, value, what) = match rule_kind {
+                Rule::rule_name => (&mut rule.name, self.text(arg), "as"),
+                Rule::reason => (&mut rule.reason, self.string(arg), "reason"),
+                Rule::guidance => (&mut rule.guidance, self.string(arg), "guidance"),
+                _ => continue,
+            };
+            if let Some(prev) = slot.replace(value) {
+                self.errors.push(
+                    Diagnostic::error("permc::duplicate-setting", format!("`{what}` is given twice on one rule"))
+                        .label(meta_loc, "given again here")
+                        .label(prev.loc, "first given here")
+                        .help("keep one; a later one would silently override the first"),
+                );
             }
         }
         Some(rule)

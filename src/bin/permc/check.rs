@@ -25,6 +25,12 @@ enum Format {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    if let Some(w) = &args.workspace {
+        if !w.starts_with('/') {
+            eprintln!("error: --workspace must be an absolute path, got `{w}`");
+            return ExitCode::from(2);
+        }
+    }
     let opts = permc::Options { workspace: args.workspace.clone(), ..permc::Options::logical() };
     let mut errors = 0usize;
     let mut warnings = 0usize;
