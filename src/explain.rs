@@ -75,7 +75,7 @@ fn explain_policy(policy: &Policy, pid: u32, req: &Request, depth: usize, out: &
             );
             let tool = low.tool_index.get(&req.tool).map(|&i| &low.tools[i as usize]);
             let resolver: Option<crate::request::Resolver> =
-                if policy.resolves_paths() { Some(&|s: &str| crate::paths::resolve(s)) } else { None };
+                if policy.resolves_paths() { Some(&crate::paths::RealFs) } else { None };
             match expand(req, tool, &list.workspace, resolver) {
                 Err(why) => {
                     let _ = writeln!(out, "{pad}  malformed request: {why}");

@@ -175,7 +175,7 @@ impl Policy {
 
     fn decide_with(&self, p: u32, req: &Request) -> Decision {
         let resolver: Option<request::Resolver> =
-            if self.resolve_paths { Some(&|s: &str| paths::resolve(s)) } else { None };
+            if self.resolve_paths { Some(&paths::RealFs) } else { None };
         eval::decide(&self.lowered, &self.program, p, req, resolver)
     }
 

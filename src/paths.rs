@@ -191,3 +191,149 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// What the evaluator may learn from the filesystem. [`Logical`] knows
+/// nothing (paths are matched as written; test blocks use it), [`RealFs`]
+/// asks the machine, and [`FakeFs`] answers from lists (for tests).
+pub trait Filesystem: Sync {
+    /// What a normalised path really names (symlinks followed).
+    fn resolve(&self, path: &str) -> String;
+    /// What is at a path, if anything.
+    fn kind(&self, path: &str) -> Option<crate::syntax::ast::FsKind>;
+    /// The existing paths an absolute glob matches, sorted; empty when none
+    /// (or when this filesystem cannot look).
+    fn glob(&self, pattern: &str) -> Vec<String>;
+}
+
+/// No filesystem: nothing exists, nothing resolves, globs expand to nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Logical;
+
+impl Filesystem for Logical {
+    fn resolve(&self, path: &str) -> String {
+        path.to_string()
+    }
+    fn kind(&self, _: &str) -> Option<crate::syntax::ast::FsKind> {
+        None
+    }
+    fn glob(&self, _: &str) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The machine's filesystem.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealFs;
+
+/// Caps on glob expansion, so a hostile `**` cannot walk the whole disk.
+const GLOB_MAX_ENTRIES: usize = 20_000;
+const GLOB_MAX_DEPTH: usize = 32;
+
+impl Filesystem for RealFs {
+    fn resolve(&self, path: &str) -> String {
+        resolve(path)
+    }
+    fn kind(&self, path: &str) -> Option<crate::syntax::ast::FsKind> {
+        use crate::syntax::ast::FsKind;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(if meta.is_dir() {
+            FsKind::Dir
+        } else if meta.is_file() {
+            FsKind::File
+        } else {
+            FsKind::Exists
+        })
+    }
+    fn glob(&self, pattern: &str) -> Vec<String> {
+        let Some(matcher) = glob_matcher(pattern) else { return Vec::new() };
+        // Walk from the longest literal directory prefix of the pattern.
+        let mut root = String::from("/");
+        for seg in pattern.split('/').filter(|s| !s.is_empty()) {
+            if seg.contains(['*', '?', '[', '{']) {
+                break;
+            }
+            root = if root == "/" { format!("/{seg}") } else { format!("{root}/{seg}") };
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![(PathBuf::from(&root), 0usize)];
+        let mut seen = 0usize;
+        if matcher.is_match(&root) {
+            out.push(root.clone());
+        }
+        while let Some((dir, depth)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for e in entries.flatten() {
+                seen += 1;
+                if seen > GLOB_MAX_ENTRIES {
+                    break;
+                }
+                let p = e.path();
+                let s = p.to_string_lossy().into_owned();
+                if matcher.is_match(&s) {
+                    out.push(s);
+                }
+                // Never follow directory symlinks while walking: no loops.
+                if depth < GLOB_MAX_DEPTH && e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push((p, depth + 1));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+/// A filesystem made of lists, for tests and test blocks.
+#[derive(Debug, Clone, Default)]
+pub struct FakeFs {
+    pub files: Vec<String>,
+    pub dirs: Vec<String>,
+}
+
+impl Filesystem for FakeFs {
+    fn resolve(&self, path: &str) -> String {
+        path.to_string()
+    }
+    fn kind(&self, path: &str) -> Option<crate::syntax::ast::FsKind> {
+        use crate::syntax::ast::FsKind;
+        if self.dirs.iter().any(|d| d == path) || path == "/" {
+            Some(FsKind::Dir)
+        } else if self.files.iter().any(|f| f == path) {
+            Some(FsKind::File)
+        } else if self.files.iter().chain(&self.dirs).any(|p| is_within(p, path)) {
+            // A listed path's ancestors exist as directories.
+            Some(FsKind::Dir)
+        } else {
+            None
+        }
+    }
+    fn glob(&self, pattern: &str) -> Vec<String> {
+        let Some(m) = glob_matcher(pattern) else { return Vec::new() };
+        let mut out: Vec<String> = self.files.iter().chain(&self.dirs).filter(|p| m.is_match(p)).cloned().collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// True when a path input is a glob to expand.
+pub fn is_glob(path: &str) -> bool {
+    path.contains(['*', '?', '[', '{'])
+}
+
+fn glob_matcher(pattern: &str) -> Option<globset::GlobMatcher> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .ok()
+        .map(|g| g.compile_matcher())
+}
+
+/// The parent of a normalised absolute path (`/` for `/`).
+pub fn parent(path: &str) -> String {
+    match path.rfind('/') {
+        Some(0) | None => "/".to_string(),
+        Some(i) => path[..i].to_string(),
+    }
+}

@@ -3,7 +3,7 @@
 
 use crate::lower::{OpKind, ToolDef};
 use crate::shell::{self, Opaque};
-use crate::syntax::ast::{Cond, FieldPath};
+use crate::syntax::ast::{Cond, FieldPath, FsKind};
 use serde_json::Value;
 
 /// One tool call a host asks about.
@@ -128,8 +128,9 @@ pub struct Command {
     pub cwd: Option<String>,
 }
 
-/// Maps normalised paths to what they really name (the filesystem resolver).
-pub type Resolver<'a> = &'a (dyn Fn(&str) -> String + Sync);
+/// What the evaluator may learn from the filesystem; `None` means nothing
+/// (logical paths, as test blocks use).
+pub type Resolver<'a> = &'a dyn crate::paths::Filesystem;
 
 /// Turns a request into items through its tool's declaration. Undeclared
 /// tools, and declared ones none of whose statements apply (every `when`
@@ -140,82 +141,122 @@ pub fn expand(
     req: &Request,
     tool: Option<&ToolDef>,
     workspace: &str,
-    resolver: Option<Resolver>,
+    fs: Option<Resolver>,
 ) -> Result<Vec<Item>, String> {
-    let resolve = |p: String| match resolver {
-        Some(r) => r(&p),
-        None => p,
-    };
+    let fs: &dyn crate::paths::Filesystem = fs.unwrap_or(&crate::paths::Logical);
     let base = match &req.cwd {
-        Some(c) => resolve(crate::paths::normalize(c, workspace).map_err(|e| format!("request `cwd`: {e}"))?),
+        Some(c) => fs.resolve(&crate::paths::normalize(c, workspace).map_err(|e| format!("request `cwd`: {e}"))?),
         None => workspace.to_string(),
     };
     let mut items = Vec::new();
-    if let Some(def) = tool {
-        for stmt in &def.stmts {
-            if let Some(cond) = &stmt.when {
-                if !holds(cond, &req.input) {
-                    continue;
-                }
-            }
-            let bare = |op: &str| Item { tool: req.tool.clone(), op: op.to_string(), subject: Subject::Bare };
-            let Some(field) = &stmt.field else {
-                items.push(bare(&stmt.op));
+    let Some(def) = tool else {
+        return Ok(vec![Item { tool: req.tool.clone(), op: "tool".into(), subject: Subject::Bare }]);
+    };
+    let mut applied = false;
+    for stmt in &def.stmts {
+        if let Some(cond) = &stmt.when {
+            if !holds(cond, &req.input) {
                 continue;
-            };
-            let values = strings_at(&req.input, field, stmt.split.as_deref())?;
-            if values.is_empty() {
-                // The declaration says this field holds what the call touches;
-                // a call that names nothing there cannot be checked.
-                return Err(match lookup(&req.input, field) {
-                    None | Some(Value::Null) => format!("{field} is missing"),
-                    Some(_) => format!("{field} names nothing to check"),
-                });
-            }
-            match stmt.kind {
-                OpKind::Path => {
-                    for v in values {
-                        let p = crate::paths::normalize(&v, &base).map_err(|e| format!("{field}: {e}"))?;
-                        items.push(Item { tool: req.tool.clone(), op: stmt.op.clone(), subject: Subject::Path(resolve(p)) });
-                    }
-                }
-                OpKind::Command => {
-                    let cwd = match &stmt.cwd {
-                        Some(cf) => match strings_at(&req.input, cf, None)?.as_slice() {
-                            [] => req.cwd.as_ref().map(|_| base.clone()),
-                            [one] => Some(resolve(crate::paths::normalize(one, &base).map_err(|e| format!("{cf}: {e}"))?)),
-                            _ => return Err(format!("{cf} must be one string")),
-                        },
-                        None => req.cwd.as_ref().map(|_| base.clone()),
-                    };
-                    for v in values {
-                        if v.contains('\0') {
-                            return Err(format!("{field} contains a NUL byte"));
-                        }
-                        for seg in shell::split(&v) {
-                            let canonical = seg.words.join(" ");
-                            items.push(Item {
-                                tool: req.tool.clone(),
-                                op: stmt.op.clone(),
-                                subject: Subject::Command(Command {
-                                    text: seg.text,
-                                    words: seg.words,
-                                    canonical,
-                                    opaque: seg.opaque,
-                                    cwd: cwd.clone(),
-                                }),
-                            });
-                        }
-                    }
-                }
-                OpKind::Bare => items.push(bare(&stmt.op)),
             }
         }
+        applied = true;
+        let item = |subject| Item { tool: req.tool.clone(), op: stmt.op.clone(), subject };
+        let Some(field) = &stmt.field else {
+            items.push(item(Subject::Bare));
+            continue;
+        };
+        let mut values = strings_at(&req.input, field, stmt.split.as_deref(), stmt.json)?;
+        if values.is_empty() && stmt.else_cwd && matches!(lookup(&req.input, field), None | Some(Value::Null)) {
+            values.push(base.clone());
+        }
+        if values.is_empty() {
+            // The declaration says this field holds what the call touches;
+            // a call that names nothing there cannot be checked.
+            return Err(match lookup(&req.input, field) {
+                None | Some(Value::Null) => format!("{field} is missing"),
+                Some(_) => format!("{field} names nothing to check"),
+            });
+        }
+        match stmt.kind {
+            OpKind::Path => {
+                for v in values {
+                    let p = crate::paths::normalize(&v, &base).map_err(|e| format!("{field}: {e}"))?;
+                    // elsai: a glob input stands for the files it matches; one
+                    // that matches nothing is checked as written.
+                    let mut paths = if stmt.expand && crate::paths::is_glob(&p) { fs.glob(&p) } else { Vec::new() };
+                    if paths.is_empty() {
+                        paths.push(p);
+                    }
+                    for p in paths {
+                        let mut p = fs.resolve(&p);
+                        if stmt.parent {
+                            p = crate::paths::parent(&p);
+                        }
+                        let kind = fs.kind(&p);
+                        let keep = stmt.fs.iter().all(|&(positive, want)| fs_holds(kind, want) == positive);
+                        if keep {
+                            items.push(item(Subject::Path(p)));
+                        }
+                    }
+                }
+            }
+            OpKind::Command => {
+                let cwd = match &stmt.cwd {
+                    Some(cf) => match strings_at(&req.input, cf, None, false)?.as_slice() {
+                        [] => req.cwd.as_ref().map(|_| base.clone()),
+                        [one] => Some(fs.resolve(&crate::paths::normalize(one, &base).map_err(|e| format!("{cf}: {e}"))?)),
+                        _ => return Err(format!("{cf} must be one string")),
+                    },
+                    None => req.cwd.as_ref().map(|_| base.clone()),
+                };
+                for v in values {
+                    if v.contains('\0') {
+                        return Err(format!("{field} contains a NUL byte"));
+                    }
+                    if stmt.raw {
+                        let words = v.split_whitespace().map(str::to_string).collect();
+                        items.push(item(Subject::Command(Command {
+                            canonical: v.clone(),
+                            text: v,
+                            words,
+                            opaque: None,
+                            cwd: cwd.clone(),
+                        })));
+                        continue;
+                    }
+                    for seg in shell::split(&v) {
+                        let canonical = seg.words.join(" ");
+                        items.push(item(Subject::Command(Command {
+                            text: seg.text,
+                            words: seg.words,
+                            canonical,
+                            opaque: seg.opaque,
+                            cwd: cwd.clone(),
+                        })));
+                    }
+                }
+            }
+            OpKind::Bare => items.push(item(Subject::Bare)),
+        }
     }
-    if items.is_empty() {
+    if !applied {
         items.push(Item { tool: req.tool.clone(), op: "tool".into(), subject: Subject::Bare });
     }
+    if items.is_empty() {
+        // Every applicable statement filtered its items away by what is on
+        // disk (e.g. `if file` on a directory): nothing matched any declared
+        // shape, so fail closed.
+        return Err("the input matches no declared shape of this tool".into());
+    }
     Ok(items)
+}
+
+fn fs_holds(kind: Option<FsKind>, want: FsKind) -> bool {
+    match (kind, want) {
+        (None, _) => false,
+        (Some(_), FsKind::Exists) => true,
+        (Some(k), w) => k == w,
+    }
 }
 
 fn lookup<'v>(input: &'v serde_json::Map<String, Value>, field: &FieldPath) -> Option<&'v Value> {
@@ -238,7 +279,12 @@ fn holds(cond: &Cond, input: &serde_json::Map<String, Value>) -> bool {
 
 /// The strings a field holds: a string (split on `sep`), or a list of them.
 /// Missing or null gives none; anything else is malformed.
-fn strings_at(input: &serde_json::Map<String, Value>, field: &FieldPath, sep: Option<&str>) -> Result<Vec<String>, String> {
+fn strings_at(
+    input: &serde_json::Map<String, Value>,
+    field: &FieldPath,
+    sep: Option<&str>,
+    json: bool,
+) -> Result<Vec<String>, String> {
     let split = |s: &str| -> Vec<String> {
         match sep {
             Some(sep) => s.split(sep).map(str::trim).filter(|x| !x.is_empty()).map(str::to_string).collect(),
@@ -250,6 +296,14 @@ fn strings_at(input: &serde_json::Map<String, Value>, field: &FieldPath, sep: Op
         Some(Value::String(s)) => {
             if s.is_empty() {
                 return Err(format!("{field} is empty"));
+            }
+            // `json`: a string that is a JSON list of strings is that list
+            // (elsai's shell accepts commands spelled this way).
+            if json && s.trim_start().starts_with('[') {
+                return match serde_json::from_str::<Vec<String>>(s) {
+                    Ok(list) => Ok(list.iter().flat_map(|x| split(x)).collect()),
+                    Err(_) => Err(format!("{field} looks like a JSON list but is not a list of strings")),
+                };
             }
             Ok(split(s))
         }

@@ -22,6 +22,26 @@ pub struct CaseResult {
     pub message: String,
 }
 
+/// Builds the filesystem a `given { files: [...], dirs: [...] }` describes.
+fn fake_fs(given: &serde_json::Value) -> Result<crate::paths::FakeFs, String> {
+    let list = |key: &str| -> Result<Vec<String>, String> {
+        match given.get(key) {
+            None => Ok(Vec::new()),
+            Some(serde_json::Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).ok_or_else(|| format!("`given.{key}` must list strings")))
+                .collect(),
+            Some(_) => Err(format!("`given.{key}` must be a list of paths")),
+        }
+    };
+    if let Some(obj) = given.as_object() {
+        if let Some(k) = obj.keys().find(|k| *k != "files" && *k != "dirs") {
+            return Err(format!("`given` takes `files` and `dirs`, not `{k}`"));
+        }
+    }
+    Ok(crate::paths::FakeFs { files: list("files")?, dirs: list("dirs")? })
+}
+
 /// Runs every test case of the file's root module.
 ///
 /// ```
@@ -71,8 +91,18 @@ pub fn run_tests(policy: &Policy) -> Vec<CaseResult> {
                     continue;
                 }
             };
-            let compiled = eval::decide(low, policy.program(), pid, &req, None);
-            let oracle = eval::decide(low, &reference, pid, &req, None);
+            let fake = match case.given.as_ref().map(|g| fake_fs(&g.node)) {
+                Some(Ok(fs)) => Some(fs),
+                Some(Err(e)) => {
+                    res.message = e;
+                    out.push(res);
+                    continue;
+                }
+                None => None,
+            };
+            let fs = fake.as_ref().map(|f| f as &dyn crate::paths::Filesystem);
+            let compiled = eval::decide(low, policy.program(), pid, &req, fs);
+            let oracle = eval::decide(low, &reference, pid, &req, fs);
             res.passed = true;
             if compiled != oracle {
                 res.passed = false;

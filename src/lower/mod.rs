@@ -75,6 +75,18 @@ pub struct ToolStmtDef {
     pub split: Option<String>,
     pub cwd: Option<FieldPath>,
     pub when: Option<Cond>,
+    /// `else cwd`: a missing field means the request's working directory.
+    pub else_cwd: bool,
+    /// `raw`: commands are one segment as written.
+    pub raw: bool,
+    /// `json`: a string holding a JSON list of strings is that list.
+    pub json: bool,
+    /// `expand`: glob inputs are expanded against the filesystem.
+    pub expand: bool,
+    /// `parent`: the item is the path's parent directory.
+    pub parent: bool,
+    /// `if`/`unless` filesystem conditions, all of which must hold per item.
+    pub fs: Vec<(bool, crate::syntax::ast::FsKind)>,
 }
 
 #[derive(Debug, Clone)]

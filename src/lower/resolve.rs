@@ -238,6 +238,45 @@ impl Ctx<'_> {
             );
             ok = false;
         }
+        use crate::syntax::ast::StmtFlag;
+        let (mut else_cwd, mut raw, mut json, mut expand, mut parent, mut fs) =
+            (false, false, false, false, false, Vec::new());
+        for flag in &s.flags {
+            let (fits, what, help) = match flag.node {
+                StmtFlag::ElseCwd => {
+                    else_cwd = true;
+                    (s.field.is_some() && kind == OpKind::Path, "`else cwd`", "`else cwd` gives a missing path field the request's working directory")
+                }
+                StmtFlag::Raw => {
+                    raw = true;
+                    (kind == OpKind::Command, "`raw`", "`raw` keeps an `exec` command as one segment (for code, not shell)")
+                }
+                StmtFlag::Json => {
+                    json = true;
+                    (s.field.is_some(), "`json`", "`json` decodes a field holding a JSON list of strings")
+                }
+                StmtFlag::Expand => {
+                    expand = true;
+                    (kind == OpKind::Path, "`expand`", "`expand` expands glob path inputs against the filesystem")
+                }
+                StmtFlag::Parent => {
+                    parent = true;
+                    (kind == OpKind::Path, "`parent`", "`parent` makes the item the path's parent directory")
+                }
+                StmtFlag::Fs(positive, k) => {
+                    fs.push((positive, k));
+                    (kind == OpKind::Path, "a filesystem condition", "`if`/`unless exists|file|dir` filter path items by what is on disk")
+                }
+            };
+            if !fits {
+                self.report(
+                    Diagnostic::error("permc::tool-decl", format!("{what} does not apply to this statement"))
+                        .label(flag.loc, "not applicable here")
+                        .help(help),
+                );
+                ok = false;
+            }
+        }
         if !ok {
             return None;
         }
@@ -249,6 +288,12 @@ impl Ctx<'_> {
             split: s.split.as_ref().map(|f| f.node.clone()),
             cwd: s.cwd.as_ref().map(|f| f.node.clone()),
             when: s.when.as_ref().map(|w| w.node.clone()),
+            else_cwd,
+            raw,
+            json,
+            expand,
+            parent,
+            fs,
         })
     }
 

@@ -20,7 +20,9 @@ pub struct ToolDecl {
     pub loc: Loc,
 }
 
-/// `OP [FIELD] [split "SEP"] [cwd FIELD] [when COND]`.
+/// `OP [FIELD] [OPTION...] [when COND]`; options are `split "SEP"`,
+/// `cwd FIELD`, `else cwd`, `raw`, `json`, `expand`, `parent`, and
+/// `if|unless exists|file|dir`.
 #[derive(Debug, Clone)]
 pub struct ToolStmt {
     pub op: Node<String>,
@@ -28,6 +30,34 @@ pub struct ToolStmt {
     pub split: Option<Node<String>>,
     pub cwd: Option<Node<FieldPath>>,
     pub when: Option<Node<Cond>>,
+    /// Flags, each with where it was written.
+    pub flags: Vec<Node<StmtFlag>>,
+}
+
+/// A tool statement option without an argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StmtFlag {
+    /// `else cwd`: a missing field means the request's working directory.
+    ElseCwd,
+    /// `raw`: the string is one command as written (code, not shell).
+    Raw,
+    /// `json`: a string holding a JSON list of strings is that list.
+    Json,
+    /// `expand`: glob inputs are expanded against the filesystem first.
+    Expand,
+    /// `parent`: the item is the path's parent directory.
+    Parent,
+    /// `if KIND` (true) / `unless KIND` (false): keep items by what is on disk.
+    Fs(bool, FsKind),
+}
+
+/// What a path names on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FsKind {
+    /// Anything: file, directory or other.
+    Exists,
+    File,
+    Dir,
 }
 
 /// `input.a.b`: the keys after `input`.
@@ -185,4 +215,6 @@ pub struct TestCase {
     pub input: serde_json::Value,
     pub cwd: Option<Node<String>>,
     pub by: Option<Node<String>>,
+    /// `given { files: [...], dirs: [...] }`: a fake filesystem for the case.
+    pub given: Option<Node<serde_json::Value>>,
 }

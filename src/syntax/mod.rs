@@ -194,6 +194,10 @@ fn not_kw(p: &P) -> bool {
         | Rule::k_in
         | Rule::k_all
         | Rule::k_by
+        | Rule::k_else
+        | Rule::k_given
+        | Rule::k_if
+        | Rule::k_unless
     )
 }
 
@@ -265,7 +269,14 @@ impl Builder {
 
     fn tool_stmt(&mut self, p: P) -> Node<ToolStmt> {
         let loc = self.loc(&p);
-        let mut stmt = ToolStmt { op: Node::new(String::new(), loc), field: None, split: None, cwd: None, when: None };
+        let mut stmt = ToolStmt {
+            op: Node::new(String::new(), loc),
+            field: None,
+            split: None,
+            cwd: None,
+            when: None,
+            flags: Vec::new(),
+        };
         for part in p.into_inner().filter(not_kw) {
             match part.as_rule() {
                 Rule::op_name => stmt.op = self.text(part),
@@ -273,6 +284,26 @@ impl Builder {
                 Rule::split => stmt.split = part.into_inner().filter(not_kw).next().map(|s| self.string(s)),
                 Rule::cwd_field => stmt.cwd = part.into_inner().filter(not_kw).next().map(|f| self.field(f)),
                 Rule::when => stmt.when = self.when(part),
+                Rule::else_cwd => stmt.flags.push(Node::new(StmtFlag::ElseCwd, self.loc(&part))),
+                Rule::stmt_flag => {
+                    let flag = match part.as_str() {
+                        "raw" => StmtFlag::Raw,
+                        "json" => StmtFlag::Json,
+                        "expand" => StmtFlag::Expand,
+                        _ => StmtFlag::Parent,
+                    };
+                    stmt.flags.push(Node::new(flag, self.loc(&part)));
+                }
+                Rule::fs_cond => {
+                    let loc = self.loc(&part);
+                    let positive = part.as_str().starts_with("if");
+                    let kind = match part.into_inner().filter(not_kw).next().map(|k| k.as_str()) {
+                        Some("file") => FsKind::File,
+                        Some("dir") => FsKind::Dir,
+                        _ => FsKind::Exists,
+                    };
+                    stmt.flags.push(Node::new(StmtFlag::Fs(positive, kind), loc));
+                }
                 _ => {}
             }
         }
@@ -420,13 +451,15 @@ impl Builder {
         let expect = self.effect(inner.next()?);
         let tool = self.name(inner.next()?);
         let input = self.value_of(inner.next()?);
-        let mut case = TestCase { expect, tool, input, cwd: None, by: None };
+        let mut case = TestCase { expect, tool, input, cwd: None, by: None, given: None };
         for extra in inner {
             let kind = extra.as_rule();
+            let extra_loc = self.loc(&extra);
             let Some(arg) = extra.into_inner().filter(not_kw).next() else { continue };
             match kind {
                 Rule::test_cwd => case.cwd = Some(self.string(arg)),
                 Rule::test_by => case.by = Some(self.name(arg)),
+                Rule::test_given => case.given = Some(Node::new(self.value_of(arg), extra_loc)),
                 _ => {}
             }
         }
