@@ -274,6 +274,7 @@ fn holds(cond: &Cond, input: &serde_json::Map<String, Value>) -> bool {
         Cond::Eq(f, v) => get(f) == *v,
         Cond::Ne(f, v) => get(f) != *v,
         Cond::In(f, vs) => vs.contains(&get(f)),
+        Cond::NotIn(f, vs) => !vs.contains(&get(f)),
     }
 }
 

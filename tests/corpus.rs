@@ -1,4 +1,5 @@
-//! Runs the test blocks of every `.perm` file in tests/corpus/, examples/ and
+//! Runs the test blocks of every `.perm` file in tests/corpus/,
+//! tests/conformance/, examples/ and
 //! std-policies/ through both backends (compiled program and reference
 //! interpreter; `run_tests` fails a case when they disagree).
 
@@ -19,7 +20,12 @@ fn perm_files(dir: &str) -> Vec<std::path::PathBuf> {
 fn every_corpus_case_passes_on_every_backend() {
     let mut total = 0;
     let mut failures = Vec::new();
-    for file in perm_files("tests/corpus").into_iter().chain(perm_files("examples")).chain(perm_files("std-policies")) {
+    for file in perm_files("tests/corpus")
+        .into_iter()
+        .chain(perm_files("tests/conformance"))
+        .chain(perm_files("examples"))
+        .chain(perm_files("std-policies"))
+    {
         let policy = match Policy::load(&file, &Options::logical()) {
             Ok(p) => p,
             Err(e) => {

@@ -777,6 +777,12 @@ impl<'a> Parser<'a> {
     fn part(&mut self, seg: &mut SegBuilder, tok: Tok, s: usize, e: usize, depth: usize) -> Step {
         let raw = self.slice(s, e);
         let end = match tok {
+            Tok::Dollar if self.rest(e).starts_with("\\\n") => {
+                // bash removes `\<newline>` first: `$\<newline>(cmd)` is `$(cmd)`.
+                seg.mark(Opaque::Unsupported);
+                seg.lit(s, raw);
+                e
+            }
             Tok::Word | Tok::LBrace | Tok::RBrace | Tok::Hash | Tok::Dollar => {
                 seg.lit(s, raw);
                 e
@@ -863,6 +869,11 @@ impl<'a> Parser<'a> {
             let raw = self.slice(s, e);
             pos = match lexed.tok {
                 Some(DqTok::End) if !heredoc => return Ok(e),
+                Some(DqTok::Dollar) if self.rest(e).starts_with("\\\n") => {
+                    seg.mark(Opaque::Unsupported);
+                    seg.quoted(s, raw);
+                    e
+                }
                 Some(DqTok::End | DqTok::Text | DqTok::Backslash | DqTok::Dollar) => {
                     seg.quoted(s, raw);
                     e
@@ -1011,17 +1022,88 @@ impl<'a> Parser<'a> {
         };
         seg.absorb(scratch);
         let end = result?;
+        if param_evaluates_code(self.slice(e, end.saturating_sub(1))) {
+            seg.mark(Opaque::Unsupported);
+        }
         seg.expansion(s, self.slice(s, end));
         Ok(end)
     }
 }
 
+/// Whether a `${...}` (given its contents) may evaluate a variable's value
+/// as code: arithmetic (array subscripts, substring offsets), indirection
+/// (`${!x}`, whose target may carry a subscript) and prompt expansion
+/// (`${x@P}`) all run command substitutions found in a value, so
+/// `x='a[$(rm -rf ~)]'; echo ${arr[x]}` runs `rm`. Only forms known to be
+/// inert pass.
+fn param_evaluates_code(contents: &str) -> bool {
+    let contents = contents.replace("\\\n", "");
+    let mut rest = contents.as_str();
+    let mut indirect = false;
+    if let Some(r) = rest.strip_prefix('#').filter(|r| !r.is_empty()) {
+        rest = r;
+    } else if let Some(r) = rest.strip_prefix('!').filter(|r| !r.is_empty()) {
+        indirect = true;
+        rest = r;
+    }
+    let name_len = match rest.chars().next() {
+        Some(c) if c == '_' || c.is_ascii_alphabetic() => rest
+            .find(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+            .unwrap_or(rest.len()),
+        Some(c) if c.is_ascii_digit() => rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len()),
+        Some('@' | '*' | '#' | '?' | '$' | '!' | '-') => 1,
+        _ => return true,
+    };
+    rest = rest.get(name_len..).unwrap_or("");
+    let mut lists_all = false;
+    if let Some(r) = rest.strip_prefix('[') {
+        let Some(close) = r.find(']') else {
+            return true;
+        };
+        let subscript = r.get(..close).unwrap_or("");
+        lists_all = matches!(subscript, "@" | "*");
+        if !lists_all && !is_literal_arithmetic(subscript) {
+            return true;
+        }
+        rest = r.get(close + 1..).unwrap_or("");
+    }
+    if indirect {
+        // Only `${!prefix*}`, `${!prefix@}` and `${!arr[@]}` list names.
+        return !(matches!(rest, "*" | "@") || (lists_all && rest.is_empty()));
+    }
+    let Some(op) = rest.chars().next() else {
+        return false;
+    };
+    match op {
+        ':' => {
+            let after = rest.get(1..).unwrap_or("");
+            // `:-` `:=` `:+` `:?` are defaults; anything else is a substring,
+            // whose offset and length are arithmetic.
+            !(after.starts_with(['-', '=', '+', '?'])
+                || after.split(':').all(is_literal_arithmetic))
+        }
+        '-' | '=' | '+' | '?' | '#' | '%' | '/' | '^' | ',' => false,
+        '@' => !matches!(rest, "@Q" | "@E" | "@A" | "@a" | "@U" | "@u" | "@L" | "@K" | "@k"),
+        _ => true,
+    }
+}
+
+/// A non-empty integer literal, possibly signed and spaced: safe to evaluate.
+fn is_literal_arithmetic(text: &str) -> bool {
+    text.chars().any(|c| c.is_ascii_digit())
+        && text.chars().all(|c| c.is_ascii_digit() || c == '-' || c == ' ')
+}
+
 /// Tokens that matter while looking for the end of `${...}` or `$((...))`:
-/// quotes (which hide closing characters) and nested expansions.
+/// quotes (which hide closing characters) and nested expansions (bash runs
+/// even `<(...)` inside an unquoted `${x:-...}`).
 fn quotes_or_expands(tok: Tok) -> bool {
     matches!(
         tok,
-        Tok::Escaped
+        Tok::ProcSubOpen
+            | Tok::Escaped
             | Tok::TrailingBackslash
             | Tok::SingleQuoted
             | Tok::SingleUnterminated
@@ -1377,6 +1459,48 @@ mod tests {
             ("FOO=1 $CMD", &[("FOO=1 $CMD", &["FOO=1", "$CMD"], Some(Ve))]),
             ("$X=1 cmd", &[("$X=1 cmd", &["$X=1", "cmd"], Some(Ve))]),
             ("\"F\"OO=1 cmd", &[("\"F\"OO=1 cmd", &["FOO=1", "cmd"], None)]),
+            // bash removes `\<newline>` before anything else, even after `$`.
+            ("$\\\nCMD", &[("$\\\nCMD", &["$CMD"], Some(Un))]),
+            ("echo \"$\\\n(rm x)\"", &[("echo \"$\\\n(rm x)\"", &["echo", "$(rm x)"], Some(Un))]),
+            ("echo $HO\\\nME", &[("echo $HO\\\nME", &["echo", "$HOME"], None)]),
+        ]);
+    }
+
+    #[test]
+    fn parameter_expansions_that_evaluate_code() {
+        // Arithmetic, indirection and prompt expansion evaluate a variable's
+        // value, and an array subscript in it runs a command substitution.
+        check_all(&[
+            (
+                "x='b[$(rm -rf ~)]'; echo ${arr[x]}",
+                &[("x='b[$(rm -rf ~)]'", &["x=b[$(rm -rf ~)]"], None), ("echo ${arr[x]}", &["echo", "${arr[x]}"], Some(Un))],
+            ),
+            ("echo \"${arr[$i]}\"", &[("echo \"${arr[$i]}\"", &["echo", "${arr[$i]}"], Some(Un))]),
+            ("echo ${y:x} ", &[("echo ${y:x}", &["echo", "${y:x}"], Some(Un))]),
+            ("echo ${y:1:n}", &[("echo ${y:1:n}", &["echo", "${y:1:n}"], Some(Un))]),
+            ("echo ${y[@]:n}", &[("echo ${y[@]:n}", &["echo", "${y[@]:n}"], Some(Un))]),
+            ("echo ${!x}", &[("echo ${!x}", &["echo", "${!x}"], Some(Un))]),
+            ("echo ${x@P}", &[("echo ${x@P}", &["echo", "${x@P}"], Some(Un))]),
+            ("echo ${$(rm)}", &[("echo ${$(rm)}", &["echo", "${$(rm)}"], Some(Cs)), ("rm", &["rm"], None)]),
+            // Inert forms stay understood.
+            (
+                "echo ${arr[0]} ${arr[-1]} ${arr[@]} ${#arr[*]} ${!arr[@]} ${!pre*} ${y:0:7} ${y: -2}",
+                &[(
+                    "echo ${arr[0]} ${arr[-1]} ${arr[@]} ${#arr[*]} ${!arr[@]} ${!pre*} ${y:0:7} ${y: -2}",
+                    &["echo", "${arr[0]}", "${arr[-1]}", "${arr[@]}", "${#arr[*]}", "${!arr[@]}", "${!pre*}", "${y:0:7}", "${y: -2}"],
+                    None,
+                )],
+            ),
+            (
+                "echo ${x@Q} ${x^^} ${x/a/b} ${x%.rs} ${#x} ${#} ${!} ${1} ${x:=d} ${x+a}",
+                &[(
+                    "echo ${x@Q} ${x^^} ${x/a/b} ${x%.rs} ${#x} ${#} ${!} ${1} ${x:=d} ${x+a}",
+                    &["echo", "${x@Q}", "${x^^}", "${x/a/b}", "${x%.rs}", "${#x}", "${#}", "${!}", "${1}", "${x:=d}", "${x+a}"],
+                    None,
+                )],
+            ),
+            // bash runs a process substitution even inside `${x:-...}`.
+            ("echo ${x:-<(rm x)}", &[("echo ${x:-<(rm x)}", &["echo", "${x:-<(rm x)}"], Some(Ps)), ("rm x", &["rm", "x"], None)]),
         ]);
     }
 

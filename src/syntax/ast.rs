@@ -80,6 +80,7 @@ pub enum Cond {
     Eq(FieldPath, serde_json::Value),
     Ne(FieldPath, serde_json::Value),
     In(FieldPath, Vec<serde_json::Value>),
+    NotIn(FieldPath, Vec<serde_json::Value>),
 }
 
 /// `preset NAME { ... }`: a named list of rules spliced by `use`.

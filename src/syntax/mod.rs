@@ -159,7 +159,7 @@ fn rule_name(r: Rule) -> Option<&'static str> {
         Rule::policy_all | Rule::policy_body => "`{` or `= all(...)`",
         Rule::test_case => "a test case such as `deny tool { ... }`",
         Rule::tool_stmt => "an operation such as `read input.path`",
-        Rule::cond_eq | Rule::cond_ne | Rule::cond_in => "`==`, `!=` or `in`",
+        Rule::cond_eq | Rule::cond_ne | Rule::cond_in | Rule::cond_nin => "`==`, `!=`, `in` or `not in`",
         Rule::rule_name | Rule::reason | Rule::guidance => "`as`, `reason` or `guidance`",
         Rule::on_tools => "`on`",
         Rule::split => "`split`",
@@ -196,6 +196,7 @@ fn not_kw(p: &P) -> bool {
         | Rule::k_by
         | Rule::k_else
         | Rule::k_given
+        | Rule::k_not
         | Rule::k_if
         | Rule::k_unless
     )
@@ -318,6 +319,7 @@ impl Builder {
         let node = match cond.as_rule() {
             Rule::cond_eq => Cond::Eq(field, self.value(cond.into_inner().filter(not_kw).next()?)),
             Rule::cond_ne => Cond::Ne(field, self.value(cond.into_inner().filter(not_kw).next()?)),
+            Rule::cond_nin => Cond::NotIn(field, cond.into_inner().filter(not_kw).map(|v| self.value(v)).collect()),
             _ => Cond::In(field, cond.into_inner().filter(not_kw).map(|v| self.value(v)).collect()),
         };
         Some(Node::new(node, loc))
