@@ -40,6 +40,9 @@ pub struct ItemDecision {
     pub reason: String,
     #[serde(skip)]
     pub guidance: Option<String>,
+    /// The reason is the rule's own `reason` text (not generated).
+    #[serde(skip)]
+    pub reason_is_written: bool,
     /// Index of the deciding rule in its policy, for explain and tests.
     #[serde(skip)]
     pub rule_index: Option<u32>,
@@ -175,6 +178,7 @@ fn item_decision(item: &Item, rule: Option<u32>, list: &RuleList) -> ItemDecisio
         Some(l) => format!("rule: {l}"),
         None => format!("default {}", list.default),
     };
+    let mut reason_is_written = r.is_some_and(|r| r.reason.is_some());
     let mut reason = match r.and_then(|r| r.reason.clone()) {
         Some(text) => text,
         None => generated_reason(item, effect, &who),
@@ -183,6 +187,7 @@ fn item_decision(item: &Item, rule: Option<u32>, list: &RuleList) -> ItemDecisio
     if let (Subject::Command(c), Effect::Allow) = (&item.subject, effect) {
         if let Some(op) = c.opaque {
             effect = Effect::Ask;
+            reason_is_written = false;
             reason = format!(
                 "command '{}' contains {}, which permc cannot analyse; it needs approval ({who})",
                 c.text,
@@ -205,6 +210,7 @@ fn item_decision(item: &Item, rule: Option<u32>, list: &RuleList) -> ItemDecisio
         rule: label,
         reason,
         guidance: r.and_then(|r| r.guidance.clone()),
+        reason_is_written,
         rule_index: rule,
     }
 }

@@ -32,11 +32,13 @@
 pub mod diag;
 pub mod eval;
 pub mod explain;
+pub mod fmt;
 pub mod lower;
 pub mod paths;
 pub mod program;
 pub mod reference;
 pub mod request;
+pub mod session;
 #[path = "shell_stub.rs"]
 pub mod shell;
 pub mod syntax;
