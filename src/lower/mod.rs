@@ -20,7 +20,10 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_WORKSPACE: &str = "/workspace";
 
 /// The standard library of profiles, loadable with `import "NAME"`.
-pub const STD: &[(&str, &str)] = &[("elsai", include_str!("../../std-policies/elsai.perm"))];
+pub const STD: &[(&str, &str)] = &[
+    ("elsai", include_str!("../../std-policies/elsai.perm")),
+    ("ts_sdk", include_str!("../../std-policies/ts_sdk.perm")),
+];
 
 /// Options for lowering.
 #[derive(Debug, Clone, Default)]

@@ -8,6 +8,7 @@
 //! writes an audit record; [`Session::begin_invocation`] starts a new
 //! `agent(...)` call (budgets reset).
 
+pub mod approval;
 mod audit;
 mod deny;
 
