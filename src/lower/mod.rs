@@ -6,6 +6,7 @@
 //! rules per policy: the program builder compiles it into automata, and the
 //! reference interpreter evaluates it rule by rule.
 
+pub mod grants;
 pub mod patterns;
 mod resolve;
 
@@ -23,6 +24,7 @@ pub const DEFAULT_WORKSPACE: &str = "/workspace";
 pub const STD: &[(&str, &str)] = &[
     ("elsai", include_str!("../../std-policies/elsai.perm")),
     ("ts_sdk", include_str!("../../std-policies/ts_sdk.perm")),
+    ("agentlane", include_str!("../../std-policies/agentlane.perm")),
 ];
 
 /// Options for lowering.
@@ -33,6 +35,9 @@ pub struct LowerOptions {
     /// Resolve the workspace root through symlinks, as request paths will be
     /// (otherwise a root that is itself a link would contain nothing).
     pub resolve_workspace: bool,
+    /// Ask the real filesystem what a `scope "..."` names when the policy
+    /// loads; otherwise an unqualified scope is only its exact path.
+    pub real_fs: bool,
 }
 
 /// The result of lowering one root file and its imports.

@@ -172,6 +172,11 @@ impl Ctx<'_> {
     }
 
     fn collect_tools(&mut self) {
+        for module in self.modules {
+            for op in &module.file.operations {
+                self.ops.entry(op.node.clone()).or_default().insert(OpKind::Bare);
+            }
+        }
         let mut first_loc: HashMap<String, Loc> = HashMap::new();
         // Imports load after their importer: walk backwards so that a clash
         // with an imported (perhaps standard) tool is reported in the file
@@ -198,7 +203,9 @@ impl Ctx<'_> {
 
     fn tool_stmt(&mut self, tool: &str, s: &Node<crate::syntax::ast::ToolStmt>) -> Option<ToolStmtDef> {
         let op = s.op.node.clone();
-        let kind = if op == "exec" {
+        use crate::syntax::ast::StmtFlag;
+        let command_flag = s.flags.iter().any(|f| matches!(f.node, StmtFlag::Shell | StmtFlag::Raw));
+        let kind = if op == "exec" || command_flag {
             OpKind::Command
         } else if s.field.is_some() {
             OpKind::Path
@@ -208,7 +215,7 @@ impl Ctx<'_> {
         let mut ok = true;
         if kind == OpKind::Command && s.field.is_none() {
             self.report(
-                Diagnostic::error("permc::tool-decl", format!("`exec` in tool `{tool}` names no input field"))
+                Diagnostic::error("permc::tool-decl", format!("command operation `{op}` in tool `{tool}` names no input field"))
                     .label(s.loc, "which field holds the command?")
                     .help("write e.g. `exec input.command`"),
             );
@@ -240,7 +247,6 @@ impl Ctx<'_> {
             );
             ok = false;
         }
-        use crate::syntax::ast::StmtFlag;
         let (mut else_cwd, mut raw, mut json, mut expand, mut parent, mut fs) =
             (false, false, false, false, false, Vec::new());
         for flag in &s.flags {
@@ -249,6 +255,7 @@ impl Ctx<'_> {
                     else_cwd = true;
                     (s.field.is_some() && kind == OpKind::Path, "`else cwd`", "`else cwd` gives a missing path field the request's working directory")
                 }
+                StmtFlag::Shell => (kind == OpKind::Command, "`shell`", "`shell` marks a command operation; it needs an input field"),
                 StmtFlag::Raw => {
                     raw = true;
                     (kind == OpKind::Command, "`raw`", "`raw` keeps an `exec` command as one segment (for code, not shell)")
@@ -444,6 +451,7 @@ impl Ctx<'_> {
                     }
                 }
                 Stmt::Use(name) => self.use_preset(m, name, ws, stack, via, out),
+                Stmt::Grants(text) => self.grants(text, via, out),
                 Stmt::Workspace(_) | Stmt::Combine(_) | Stmt::Default(_) if !in_policy => {
                     self.report(
                         Diagnostic::error("permc::preset-setting", "presets hold rules, not policy settings")
@@ -513,6 +521,43 @@ impl Ctx<'_> {
         self.splice(mm, &body, ws, stack, &inner_via, out, false);
         self.mute = was;
         stack.pop();
+    }
+
+    /// `grants "..."`: one allow rule per grant; every invalid entry is
+    /// reported in one diagnostic, as AgentLane's parser collects them.
+    fn grants(&mut self, text: &Node<String>, via: &[Loc], out: &mut Vec<ResolvedRule>) {
+        let (grants, invalid) = super::grants::parse_grants(&text.node, &self.tools);
+        if !invalid.is_empty() {
+            let list: Vec<String> = invalid.iter().map(|e| format!("`{e}`")).collect();
+            let mut known: Vec<String> = Vec::new();
+            for t in &self.tools {
+                known.push(t.name.clone());
+            }
+            self.report(
+                Diagnostic::error("permc::invalid-grant", format!("unsupported tool grants: {}", list.join(", ")))
+                    .label(text.loc, "in this grant list")
+                    .help(format!(
+                        "an entry is a declared tool (`read`) or tool:operation (`write:create_file`); declared tools: {}",
+                        known.join(", ")
+                    )),
+            );
+            return;
+        }
+        for g in grants {
+            out.push(ResolvedRule {
+                effect: Effect::Allow,
+                tools: Some(vec![g.tool.clone()]),
+                ops: Some(g.ops.clone()),
+                matchers: Vec::new(),
+                gate: false,
+                name: None,
+                reason: None,
+                guidance: None,
+                label: format!("grant:{}", g.entry),
+                loc: text.loc,
+                via: via.to_vec(),
+            });
+        }
     }
 
     fn resolve_tool_name(&self, m: usize, name: &Node<String>, quoted: bool) -> String {
@@ -615,6 +660,7 @@ impl Ctx<'_> {
                     Matcher::Glob { pattern, negated } => format!("{}{pattern}", if *negated { "!" } else { "" }),
                     Matcher::Regex(re) => re.clone(),
                     Matcher::Prefix(p) => p.clone(),
+                    Matcher::Scope { path, .. } => format!("scope {path}"),
                     Matcher::CwdOutsideWorkspace => "cwd outside workspace".to_string(),
                 });
                 let label = format!("{effect}:{}", first.unwrap_or_else(|| op_names.join(",")));
@@ -782,6 +828,46 @@ impl Ctx<'_> {
                     return Err(());
                 }
                 Ok(Some(ResolvedMatcher::Prefix { words, loc }))
+            }
+            Matcher::Scope { path, kind } => {
+                if !has(OpKind::Path) && !kinds.is_empty() {
+                    self.report(mismatch("`scope`", "items that are not paths", "scopes bound path operations"));
+                    return Err(());
+                }
+                let anchored = anchor_glob(path, ws);
+                let Ok(mut abs) = crate::paths::normalize(&anchored, "/") else {
+                    self.report(
+                        Diagnostic::error("permc::invalid-scope", format!("invalid scope `{path}`"))
+                            .label(loc, "not a path")
+                            .help("a scope is a path: a file or a directory"),
+                    );
+                    return Err(());
+                };
+                let kind = match kind {
+                    Some(k) => Some(*k),
+                    None if self.opts.real_fs => {
+                        abs = crate::paths::resolve(&abs);
+                        crate::paths::Filesystem::kind(&crate::paths::RealFs, &abs)
+                    }
+                    None => None,
+                };
+                // An existing directory admits its descendants; a file, or a
+                // path that does not exist yet, only itself.
+                let literal = globset::escape(&abs);
+                let pattern = if kind == Some(crate::syntax::ast::FsKind::Dir) { format!("{}/**", literal.trim_end_matches('/')) } else { literal };
+                match glob_regex(&pattern) {
+                    Ok(regex) => Ok(Some(ResolvedMatcher::Glob {
+                        source: format!("scope {path}"),
+                        anchored: pattern,
+                        regex,
+                        negated: false,
+                        loc,
+                    })),
+                    Err(e) => {
+                        self.report(Diagnostic::error("permc::invalid-scope", format!("invalid scope `{path}`: {e}")).label(loc, "here"));
+                        Err(())
+                    }
+                }
             }
             Matcher::CwdOutsideWorkspace => {
                 if !has(OpKind::Command) && !kinds.is_empty() {

@@ -7,6 +7,8 @@ use super::loc::{Loc, Node};
 pub struct File {
     pub imports: Vec<Node<String>>,
     pub tools: Vec<ToolDecl>,
+    /// `operation NAME, ...` declarations.
+    pub operations: Vec<Node<String>>,
     pub presets: Vec<Preset>,
     pub policies: Vec<Policy>,
     pub tests: Vec<TestBlock>,
@@ -41,6 +43,8 @@ pub enum StmtFlag {
     ElseCwd,
     /// `raw`: the string is one command as written (code, not shell).
     Raw,
+    /// `shell`: a command operation with a name other than `exec`.
+    Shell,
     /// `json`: a string holding a JSON list of strings is that list.
     Json,
     /// `expand`: glob inputs are expanded against the filesystem first.
@@ -112,6 +116,8 @@ pub enum Stmt {
     Combine(Node<Combine>),
     Default(Node<Effect>),
     Use(Node<String>),
+    /// `grants "read, write:create_file"`: allow rules from a grant string.
+    Grants(Node<String>),
     Rule(Rule),
 }
 
@@ -196,6 +202,8 @@ pub enum Matcher {
     Regex(String),
     /// Whole leading words of a command segment.
     Prefix(String),
+    /// `scope [dir|file] "PATH"`: a path scope (AgentLane).
+    Scope { path: String, kind: Option<FsKind> },
     /// `cwd outside workspace`: a gate that fires before every other rule.
     CwdOutsideWorkspace,
 }

@@ -41,6 +41,11 @@ pub fn parse(src: &str, file: FileId) -> Result<ast::File, Vec<Diagnostic>> {
                     }
                 }
                 Rule::tool_decl => out.tools.push(b.tool_decl(item)),
+                Rule::op_decl => {
+                    for op in item.into_inner().filter(not_kw) {
+                        out.operations.push(b.text(op));
+                    }
+                }
                 Rule::preset => out.presets.push(b.preset(item)),
                 Rule::policy => out.policies.push(b.policy(item)),
                 Rule::test_block => out.tests.push(b.test_block(item)),
@@ -197,6 +202,9 @@ fn not_kw(p: &P) -> bool {
         | Rule::k_else
         | Rule::k_given
         | Rule::k_not
+        | Rule::k_grants
+        | Rule::k_operation
+        | Rule::k_scope
         | Rule::k_if
         | Rule::k_unless
     )
@@ -291,6 +299,7 @@ impl Builder {
                         "raw" => StmtFlag::Raw,
                         "json" => StmtFlag::Json,
                         "expand" => StmtFlag::Expand,
+                        "shell" => StmtFlag::Shell,
                         _ => StmtFlag::Parent,
                     };
                     stmt.flags.push(Node::new(flag, self.loc(&part)));
@@ -358,6 +367,7 @@ impl Builder {
             }
             Rule::default => Stmt::Default(self.effect(p.into_inner().filter(not_kw).next()?)),
             Rule::use_stmt => Stmt::Use(self.text(p.into_inner().filter(not_kw).next()?)),
+            Rule::grants => Stmt::Grants(self.string(p.into_inner().filter(not_kw).next()?)),
             Rule::rule => Stmt::Rule(self.rule(p)?),
             _ => return None,
         };
@@ -419,6 +429,19 @@ impl Builder {
         let loc = self.loc(&p);
         let m = match p.as_rule() {
             Rule::cwd_gate => Matcher::CwdOutsideWorkspace,
+            Rule::scope => {
+                let mut kind = None;
+                let mut path = String::new();
+                for part in p.into_inner().filter(not_kw) {
+                    match part.as_rule() {
+                        Rule::scope_kind => {
+                            kind = Some(if part.as_str() == "dir" { FsKind::Dir } else { FsKind::File });
+                        }
+                        _ => path = self.string(part).node,
+                    }
+                }
+                Matcher::Scope { path, kind }
+            }
             Rule::prefix => {
                 Matcher::Prefix(p.into_inner().filter(not_kw).next().map(|s| self.string(s).node).unwrap_or_default())
             }
