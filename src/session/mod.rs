@@ -10,6 +10,8 @@
 
 pub mod approval;
 mod audit;
+pub mod broker;
+pub mod text;
 mod deny;
 
 pub use audit::{AuditRecord, command_hash};
