@@ -3,6 +3,7 @@
 mod check;
 mod eval;
 mod explain;
+mod fmt;
 mod test;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +24,8 @@ enum Command {
     Eval(eval::Args),
     /// Trace how a request is decided, rule by rule.
     Explain(explain::Args),
+    /// Rewrite policy files in the canonical layout.
+    Fmt(fmt::Args),
     /// Run the test blocks of policy files.
     Test(test::Args),
 }
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Explain(a) => explain::run(a),
+        Command::Fmt(a) => fmt::run(a),
         Command::Test(a) => test::run(a),
     }
 }
