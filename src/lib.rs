@@ -39,7 +39,6 @@ pub mod program;
 pub mod reference;
 pub mod request;
 pub mod session;
-#[path = "shell_stub.rs"]
 pub mod shell;
 pub mod syntax;
 pub mod testing;
@@ -232,7 +231,7 @@ impl Policy {
 }
 
 fn lower_opts(opts: &Options) -> LowerOptions {
-    LowerOptions { workspace: opts.workspace.clone(), resolve_workspace: opts.resolve_paths }
+    LowerOptions { workspace: opts.workspace.clone(), resolve_workspace: opts.resolve_paths, real_fs: opts.resolve_paths }
 }
 
 #[cfg(test)]
