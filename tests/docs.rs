@@ -54,6 +54,19 @@ const KEYWORDS: &[&str] = &[
     "require_approval",
     "strictest",
     "first-match",
+    "not in",
+    "else cwd",
+    "raw",
+    "shell",
+    "json",
+    "expand",
+    "parent",
+    "unless",
+    "if",
+    "operation",
+    "scope",
+    "grants",
+    "given",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
