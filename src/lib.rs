@@ -29,6 +29,7 @@
 //! [`program`] → [`eval`]; [`reference`] is the slow oracle the tests compare
 //! against; [`shell`] splits commands; [`paths`] normalises and resolves.
 
+pub mod analysis;
 pub mod diag;
 pub mod eval;
 pub mod explain;

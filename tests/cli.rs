@@ -84,7 +84,10 @@ fn check_good_file_exits_0() {
     for file in [CLI, "examples/agent.perm"] {
         let o = permc(&["check", file]);
         assert_eq!(code(&o), 0, "{file}: {}", stderr(&o));
-        assert!(stderr(&o).contains("1 file(s) checked: 0 error(s), 0 warning(s)"), "{}", stderr(&o));
+        // The design sketch keeps two rules that earlier rules shadow
+        // (docs/language.md, "The design sketch"); `check` points them out.
+        let want = if file == CLI { "0 warning(s)" } else { "2 warning(s)" };
+        assert!(stderr(&o).contains(&format!("1 file(s) checked: 0 error(s), {want}")), "{}", stderr(&o));
     }
 }
 

@@ -37,7 +37,11 @@ pub fn run(args: Args) -> ExitCode {
     let mut json = Vec::new();
     for file in &args.files {
         let (diags, sources) = match permc::Policy::load(file, &opts) {
-            Ok(p) => (p.warnings().to_vec(), p.sources().clone()),
+            Ok(p) => {
+                let mut diags = p.warnings().to_vec();
+                diags.extend(permc::analysis::lint_policy(&p));
+                (diags, p.sources().clone())
+            }
             Err(e) => (e.diagnostics, e.sources),
         };
         for d in &diags {

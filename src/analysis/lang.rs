@@ -1,0 +1,604 @@
+//! Matchers as automata, and the product search every analysis runs on.
+//!
+//! Every matcher becomes one dense DFA over bytes that accepts exactly the
+//! subjects it matches, read whole from an anchored start:
+//!
+//! - a glob: the whole-path regex globset built for it, read as globset's
+//!   own matcher reads it (byte-oriented, `.` matching newlines);
+//! - a regex `r`, which the evaluator *searches*: `(?s:.*)(?:r)(?s:.*)`,
+//!   wrapped at the HIR level so that flags or `(?x)` comments inside `r`
+//!   cannot leak out, and with `r`'s anchors and word boundaries still
+//!   evaluated against the whole subject;
+//! - `prefix "w1 w2"`: the command's words, joined by NUL, are `w1`, `w2`
+//!   and then anything.
+//!
+//! **Command subjects** are encoded exactly as the evaluator sees them: the
+//! words joined by NUL (words never contain NUL, and every string is some
+//! word list). A `prefix` reads that encoding; a regex reads the canonical
+//! text, the words joined by spaces, so its automaton reads a NUL as a space.
+//! **Path subjects** are restricted to their domain: `/`, or `/seg` repeated
+//! where a segment is non-empty, has no `/` or NUL, and is not `.` or `..`.
+//! Both domains contain only valid UTF-8, as the evaluator's inputs do.
+//!
+//! **Unicode word boundaries.** User regexes keep the `regex` crate's
+//! semantics (Unicode `\b`, `\w`, `\s`, `.`). A dense DFA cannot decide a
+//! Unicode `\b` after a non-ASCII character, so regexes that use one are built
+//! with `unicode_word_boundary(true)`: exact on ASCII, and the automaton
+//! *quits* on the first non-ASCII byte. The search below turns a quit into
+//! the three-valued answer `Maybe` for that matcher, for every extension of
+//! that input. Findings that need a witness only use definite answers;
+//! findings that need "no input at all" fail to be proven when a `Maybe`
+//! could refute them, and are then not reported. A searched regex that has
+//! already matched (a mid-input match state of `.*r.*`) is *settled*: it
+//! matches every extension, so later non-ASCII bytes no longer matter.
+//!
+//! The search is a breadth-first walk of the product of the domain automaton
+//! and every matcher automaton, over the byte classes of all of them, trying
+//! readable bytes first, so that each witness is a shortest input and reads
+//! well. Dead matchers drop out of the product state, so cost follows the
+//! matchers still alive. Size limits apply to every automaton and to every
+//! walk; exceeding one is reported as incomplete, never guessed.
+
+use regex_automata::dfa::{Automaton, StartKind, dense};
+use regex_automata::nfa::thompson;
+use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
+use regex_automata::{Anchored, MatchKind};
+use regex_syntax::hir::{Dot, Hir, Repetition};
+use std::collections::{HashMap, VecDeque};
+use std::ops::ControlFlow;
+
+/// Heap bytes one matcher's NFA may use.
+const NFA_BYTES: usize = 8 << 20;
+/// Heap bytes one matcher's DFA may use.
+const DFA_BYTES: usize = 8 << 20;
+/// Working memory for determinising one matcher.
+const DETERMINIZE_BYTES: usize = 16 << 20;
+/// Product states one walk may visit.
+pub(crate) const MAX_NODES: usize = 200_000;
+
+/// What a subject is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Kind {
+    /// A normalised absolute path.
+    Path,
+    /// A command segment's words, joined by NUL.
+    Command,
+    /// A `raw` command (code): the text as written, which regexes search
+    /// and whose whitespace-separated words `prefix` compares.
+    Raw,
+}
+
+/// A three-valued answer: a quit automaton makes `Maybe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Tri {
+    No,
+    Maybe,
+    Yes,
+}
+
+impl Tri {
+    pub(crate) fn or(self, other: Tri) -> Tri {
+        self.max(other)
+    }
+
+    pub(crate) fn not(self) -> Tri {
+        match self {
+            Tri::No => Tri::Yes,
+            Tri::Maybe => Tri::Maybe,
+            Tri::Yes => Tri::No,
+        }
+    }
+}
+
+/// What to build an automaton for. Also the cache key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Spec {
+    /// The domain of a subject kind.
+    Domain(Kind),
+    /// A glob's whole-path regex (from globset).
+    Glob(String),
+    /// A user regex, searched in paths or in command text.
+    Search(String, Kind),
+    /// A user regex, matched starting at the subject's first byte.
+    AtStart(String, Kind),
+    /// A user regex whose match starts inside a word: right after a word
+    /// character, with no word boundary in between.
+    MidWord(String, Kind),
+    /// The leading words of a command.
+    Prefix(Vec<String>, Kind),
+}
+
+/// One matcher's automaton.
+#[derive(Debug)]
+pub(crate) struct Lang {
+    dfa: dense::DFA<Vec<u32>>,
+    start: StateID,
+    /// Built as `.*r.*`: a mid-input match state settles it.
+    searched: bool,
+    /// Reads command text: the word separator NUL is read as a space.
+    nul_as_space: bool,
+}
+
+impl Lang {
+    pub(crate) fn build(spec: &Spec) -> Result<Lang, String> {
+        let text = |k: &Kind| *k == Kind::Command;
+        match spec {
+            Spec::Domain(Kind::Path) => Lang::from_pattern(
+                r"/|(?:/(?:[^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+))+",
+                true,
+                false,
+                false,
+            ),
+            Spec::Domain(Kind::Command) => Lang::from_pattern(r"(?s:.)*", true, false, false),
+            Spec::Domain(Kind::Raw) => Lang::from_pattern(r"[^\x00]*", true, false, false),
+            // globset matches with `.` matching newlines too (its own
+            // matcher, which the reference interpreter uses, sets it).
+            Spec::Glob(re) => {
+                let hir = regex_syntax::ParserBuilder::new()
+                    .utf8(false)
+                    .dot_matches_new_line(true)
+                    .build()
+                    .parse(re)
+                    .map_err(|e| e.to_string())?;
+                Lang::from_hir(&hir, false, false, false)
+            }
+            Spec::Search(re, k) => {
+                let hir = Hir::concat(vec![any_star(), user_hir(re)?, any_star()]);
+                Lang::from_hir(&hir, true, true, text(k))
+            }
+            Spec::AtStart(re, k) => {
+                let hir = Hir::concat(vec![user_hir(re)?, any_star()]);
+                Lang::from_hir(&hir, true, false, text(k))
+            }
+            Spec::MidWord(re, k) => {
+                let head = user_hir(r"(?s:.*)\w\B")?;
+                let hir = Hir::concat(vec![head, user_hir(re)?, any_star()]);
+                Lang::from_hir(&hir, true, true, text(k))
+            }
+            Spec::Prefix(words, Kind::Raw) => {
+                // `split_whitespace` words: Unicode White_Space, as `\s` is.
+                let body: Vec<String> = words.iter().map(|w| regex_syntax::escape(w)).collect();
+                Lang::from_pattern(&format!(r"(?s)\s*{}(?:\s.*)?", body.join(r"\s+")), true, false, false)
+            }
+            Spec::Prefix(words, _) => {
+                let body: Vec<String> = words.iter().map(|w| regex_syntax::escape(w)).collect();
+                Lang::from_pattern(&format!(r"(?s){}(?:\x00.*)?", body.join(r"\x00")), true, false, false)
+            }
+        }
+    }
+
+    fn from_pattern(pattern: &str, utf8: bool, searched: bool, nul_as_space: bool) -> Result<Lang, String> {
+        let hir = regex_syntax::ParserBuilder::new().utf8(utf8).build().parse(pattern).map_err(|e| e.to_string())?;
+        Lang::from_hir(&hir, utf8, searched, nul_as_space)
+    }
+
+    fn from_hir(hir: &Hir, utf8: bool, searched: bool, nul_as_space: bool) -> Result<Lang, String> {
+        let nfa = thompson::Compiler::new()
+            .configure(
+                thompson::Config::new()
+                    .utf8(utf8)
+                    .which_captures(thompson::WhichCaptures::None)
+                    .nfa_size_limit(Some(NFA_BYTES)),
+            )
+            .build_from_hir(hir)
+            .map_err(|e| e.to_string())?;
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .match_kind(MatchKind::All)
+                    .start_kind(StartKind::Anchored)
+                    .unicode_word_boundary(true)
+                    .accelerate(false)
+                    .minimize(false)
+                    .dfa_size_limit(Some(DFA_BYTES))
+                    .determinize_size_limit(Some(DETERMINIZE_BYTES)),
+            )
+            .build_from_nfa(&nfa)
+            .map_err(|e| e.to_string())?;
+        let start = dfa.start_state(&start::Config::new().anchored(Anchored::Yes)).map_err(|e| e.to_string())?;
+        Ok(Lang { dfa, start, searched, nul_as_space })
+    }
+
+    fn byte(&self, b: u8) -> u8 {
+        if self.nul_as_space && b == 0 { b' ' } else { b }
+    }
+
+    fn step(&self, s: St, b: u8) -> Option<St> {
+        match s {
+            St::Live(id) => {
+                let n = self.dfa.next_state(id, self.byte(b));
+                if self.dfa.is_dead_state(n) {
+                    None
+                } else if self.dfa.is_quit_state(n) {
+                    Some(St::Unknown)
+                } else if self.searched && self.dfa.is_match_state(n) {
+                    Some(St::Settled)
+                } else {
+                    Some(St::Live(n))
+                }
+            }
+            other => Some(other),
+        }
+    }
+
+    fn at_end(&self, s: St) -> Tri {
+        match s {
+            St::Live(id) => {
+                if self.dfa.is_match_state(self.dfa.next_eoi_state(id)) {
+                    Tri::Yes
+                } else {
+                    Tri::No
+                }
+            }
+            St::Settled => Tri::Yes,
+            St::Unknown => Tri::Maybe,
+            St::Dead => Tri::No,
+        }
+    }
+
+    /// Whether the automaton accepts `subject` (bytes in its own encoding).
+    pub(crate) fn accepts(&self, subject: &[u8]) -> Tri {
+        let mut s = St::Live(self.start);
+        for &b in subject {
+            match self.step(s, b) {
+                None => return Tri::No,
+                Some(n) => s = n,
+            }
+        }
+        self.at_end(s)
+    }
+}
+
+fn user_hir(re: &str) -> Result<Hir, String> {
+    // The evaluator's `regex::Regex::new` parses with these defaults.
+    regex_syntax::ParserBuilder::new().build().parse(re).map_err(|e| e.to_string())
+}
+
+fn any_star() -> Hir {
+    Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(Hir::dot(Dot::AnyChar)) })
+}
+
+/// Builds each automaton once per lint run.
+#[derive(Default)]
+pub(crate) struct Cache {
+    langs: HashMap<Spec, Result<std::rc::Rc<Lang>, String>>,
+}
+
+impl Cache {
+    pub(crate) fn get(&mut self, spec: &Spec) -> Result<std::rc::Rc<Lang>, String> {
+        if let Some(found) = self.langs.get(spec) {
+            return found.clone();
+        }
+        let built = Lang::build(spec).map(std::rc::Rc::new);
+        self.langs.insert(spec.clone(), built.clone());
+        built
+    }
+}
+
+/// A matcher's state inside a product state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum St {
+    Live(StateID),
+    /// A searched regex that has matched: it matches every extension.
+    Settled,
+    /// The automaton quit (a Unicode word boundary after non-ASCII).
+    Unknown,
+    /// Dead, kept only for negated matchers (dead means the negation holds).
+    Dead,
+}
+
+/// One matcher in a search, answering for `slot` (negated: when it does not match).
+pub(crate) struct Comp {
+    pub lang: std::rc::Rc<Lang>,
+    pub slot: usize,
+    pub negated: bool,
+}
+
+/// A product search: which slots match each subject of a domain.
+pub(crate) struct Search {
+    pub kind: Kind,
+    pub domain: std::rc::Rc<Lang>,
+    pub comps: Vec<Comp>,
+    /// Per slot, the answer before any matcher: `Yes` for a rule that matches
+    /// every item, `Maybe` for one whose automaton could not be built.
+    pub base: Vec<Tri>,
+}
+
+/// The path to one product state: its shortest input.
+pub(crate) struct Trail<'a> {
+    parents: &'a [(u32, u8)],
+    id: u32,
+}
+
+impl Trail<'_> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut id = self.id;
+        while id != 0 {
+            let (parent, b) = self.parents[id as usize];
+            out.push(b);
+            id = parent;
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// Remaining work for the whole lint run, in automaton steps.
+pub(crate) struct Budget {
+    pub steps: u64,
+}
+
+type Key = (StateID, Box<[(u32, St)]>);
+
+impl Search {
+    /// Visits every subject class of the domain, shortest witness first,
+    /// calling `visit` with each slot's answer. Returns whether the walk was
+    /// complete (it stops early when `visit` breaks, or a limit is reached:
+    /// then `false`).
+    pub(crate) fn run(&self, budget: &mut Budget, mut visit: impl FnMut(&[Tri], &Trail) -> ControlFlow<()>) -> bool {
+        let reps = self.representatives();
+        let mut parents: Vec<(u32, u8)> = vec![(0, 0)];
+        let start_comps: Vec<(u32, St)> = self
+            .comps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let s = if c.lang.dfa.is_dead_state(c.lang.start) { St::Dead } else { St::Live(c.lang.start) };
+                (s != St::Dead || c.negated).then_some((i as u32, s))
+            })
+            .collect();
+        let start: Key = (self.domain.start, start_comps.into_boxed_slice());
+        let mut seen: HashMap<Key, u32> = HashMap::new();
+        let mut queue: VecDeque<(u32, Key)> = VecDeque::new();
+        seen.insert(start.clone(), 0);
+        queue.push_back((0, start));
+        let mut status = vec![Tri::No; self.base.len()];
+        while let Some((id, (dom, comps))) = queue.pop_front() {
+            let dfa = &self.domain.dfa;
+            let accepted = dfa.is_match_state(dfa.next_eoi_state(dom));
+            let frozen = comps.iter().all(|(_, s)| !matches!(s, St::Live(_)));
+            if accepted {
+                status.copy_from_slice(&self.base);
+                for &(ci, s) in comps.iter() {
+                    let c = &self.comps[ci as usize];
+                    let mut t = c.lang.at_end(s);
+                    if c.negated {
+                        t = t.not();
+                    }
+                    status[c.slot] = status[c.slot].or(t);
+                }
+                let trail = Trail { parents: &parents, id };
+                if visit(&status, &trail).is_break() {
+                    return false;
+                }
+                if frozen {
+                    continue;
+                }
+            }
+            let cost = 1 + comps.len() as u64 * reps.len() as u64;
+            if budget.steps < cost || seen.len() >= MAX_NODES {
+                budget.steps = budget.steps.saturating_sub(cost);
+                return false;
+            }
+            budget.steps -= cost;
+            for &b in &reps {
+                let nd = dfa.next_state(dom, b);
+                if dfa.is_dead_state(nd) {
+                    continue;
+                }
+                let mut next: Vec<(u32, St)> = Vec::with_capacity(comps.len());
+                for &(ci, s) in comps.iter() {
+                    let c = &self.comps[ci as usize];
+                    match c.lang.step(s, b) {
+                        Some(n) => next.push((ci, n)),
+                        None if c.negated => next.push((ci, St::Dead)),
+                        None => {}
+                    }
+                }
+                let key: Key = (nd, next.into_boxed_slice());
+                if !seen.contains_key(&key) {
+                    let nid = parents.len() as u32;
+                    parents.push((id, b));
+                    seen.insert(key.clone(), nid);
+                    queue.push_back((nid, key));
+                }
+            }
+        }
+        true
+    }
+
+    /// Each slot's answer for one subject, or `None` outside the domain.
+    pub(crate) fn statuses(&self, bytes: &[u8]) -> Option<Vec<Tri>> {
+        if self.domain.accepts(bytes) != Tri::Yes {
+            return None;
+        }
+        let mut status = self.base.clone();
+        for c in &self.comps {
+            let mut t = c.lang.accepts(bytes);
+            if c.negated {
+                t = t.not();
+            }
+            status[c.slot] = status[c.slot].or(t);
+        }
+        Some(status)
+    }
+
+    /// A more readable subject with the same answers as `bytes`, if one is
+    /// near: command words that are empty become `a`.
+    pub(crate) fn prettier(&self, bytes: Vec<u8>, status: &[Tri]) -> Vec<u8> {
+        if self.kind != Kind::Command || !words_of(&bytes).iter().any(String::is_empty) {
+            return bytes;
+        }
+        let words: Vec<String> = words_of(&bytes).into_iter().map(|w| if w.is_empty() { "a".to_string() } else { w }).collect();
+        let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+        let candidate = encode(&refs);
+        match self.statuses(&candidate) {
+            Some(st) if st == status => candidate,
+            _ => bytes,
+        }
+    }
+
+    /// One byte per class of the joint alphabet, most readable first.
+    fn representatives(&self) -> Vec<u8> {
+        let mut best: HashMap<Vec<u8>, u8> = HashMap::new();
+        for b in 0..=255u8 {
+            let mut key = Vec::with_capacity(1 + self.comps.len());
+            key.push(self.domain.dfa.byte_classes().get(b));
+            for c in &self.comps {
+                key.push(c.lang.dfa.byte_classes().get(c.lang.byte(b)));
+            }
+            let e = best.entry(key).or_insert(b);
+            if rank(b) < rank(*e) {
+                *e = b;
+            }
+        }
+        let mut reps: Vec<u8> = best.into_values().collect();
+        reps.sort_by_key(|&b| rank(b));
+        reps
+    }
+}
+
+/// Readability of a byte in a witness: lower is tried first.
+fn rank(b: u8) -> u16 {
+    match b {
+        b'a'..=b'z' => (b - b'a') as u16,
+        b'/' => 26,
+        b'.' => 27,
+        b'0'..=b'9' => 28 + (b - b'0') as u16,
+        b'-' => 38,
+        b'_' => 39,
+        0 => 40,
+        b'A'..=b'Z' => 41 + (b - b'A') as u16,
+        b' ' => 67,
+        0x21..=0x7e => 100 + b as u16,
+        _ => 300 + b as u16,
+    }
+}
+
+/// A subject as a person would write it: a path, or a command with each
+/// word quoted for the shell when it needs to be.
+pub(crate) fn show(kind: Kind, bytes: &[u8]) -> String {
+    match kind {
+        Kind::Path | Kind::Raw => String::from_utf8_lossy(bytes).into_owned(),
+        Kind::Command => words_of(bytes).iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// The words of an encoded command.
+pub(crate) fn words_of(bytes: &[u8]) -> Vec<String> {
+    bytes.split(|&b| b == 0).map(|w| String::from_utf8_lossy(w).into_owned()).collect()
+}
+
+/// Encodes words as a command subject.
+pub(crate) fn encode(words: &[&str]) -> Vec<u8> {
+    words.join("\0").into_bytes()
+}
+
+/// Whether a word needs no shell quoting.
+pub(crate) fn plain(w: &str) -> bool {
+    !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
+}
+
+fn quote(w: &str) -> String {
+    if plain(w) { w.to_string() } else { format!("'{}'", w.replace('\'', r"'\''")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lang(spec: Spec) -> Lang {
+        Lang::build(&spec).unwrap()
+    }
+
+    #[test]
+    fn path_domain_is_normalised_paths() {
+        let d = lang(Spec::Domain(Kind::Path));
+        for ok in ["/", "/a", "/a/.env", "/.../x", "/..a", "/a b/é"] {
+            assert_eq!(d.accepts(ok.as_bytes()), Tri::Yes, "{ok}");
+        }
+        for bad in ["", "a", "/a/", "//a", "/./a", "/a/..", "/a\0b"] {
+            assert_eq!(d.accepts(bad.as_bytes()), Tri::No, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn searched_regexes_read_nul_as_space() {
+        let r = lang(Spec::Search(r"^\s*rm\b".into(), Kind::Command));
+        assert_eq!(r.accepts(&encode(&["rm", "-rf"])), Tri::Yes);
+        assert_eq!(r.accepts(&encode(&["rm"])), Tri::Yes);
+        assert_eq!(r.accepts(&encode(&["rmdir"])), Tri::No);
+        assert_eq!(r.accepts(&encode(&["echo", "rm"])), Tri::No);
+        // A Unicode word boundary after non-ASCII is not decided by a DFA.
+        assert_eq!(r.accepts("rmé".as_bytes()), Tri::Maybe);
+        // Unless the regex has already matched.
+        assert_eq!(r.accepts("rm é".as_bytes()), Tri::Yes);
+    }
+
+    #[test]
+    fn flags_inside_a_regex_stay_inside() {
+        let r = lang(Spec::Search("(?x) rm # a comment".into(), Kind::Command));
+        assert_eq!(r.accepts(b"farm"), Tri::Yes);
+        assert_eq!(r.accepts(b"fa"), Tri::No);
+    }
+
+    #[test]
+    fn prefixes_match_whole_words() {
+        let p = lang(Spec::Prefix(vec!["git".into(), "push".into()], Kind::Command));
+        assert_eq!(p.accepts(&encode(&["git", "push"])), Tri::Yes);
+        assert_eq!(p.accepts(&encode(&["git", "push", "-f"])), Tri::Yes);
+        assert_eq!(p.accepts(&encode(&["git", "pushy"])), Tri::No);
+        assert_eq!(p.accepts(b"git push"), Tri::No, "one word with a space is not two words");
+    }
+
+    #[test]
+    fn raw_prefixes_split_at_whitespace() {
+        let p = lang(Spec::Prefix(vec!["import".into(), "os".into()], Kind::Raw));
+        assert_eq!(p.accepts(b"import os"), Tri::Yes);
+        assert_eq!(p.accepts(b"  import\t os; x"), Tri::No, "`os;` is not the word `os`");
+        assert_eq!(p.accepts(b"  import\t os\nx"), Tri::Yes);
+        assert_eq!(p.accepts(b"import osx"), Tri::No);
+    }
+
+    #[test]
+    fn mid_word_matches_start_inside_a_word() {
+        let m = lang(Spec::MidWord("rm".into(), Kind::Command));
+        assert_eq!(m.accepts(&encode(&["npm", "run", "format"])), Tri::Yes);
+        assert_eq!(m.accepts(&encode(&["rm", "x"])), Tri::No);
+        let b = lang(Spec::MidWord(r"\brm\b".into(), Kind::Command));
+        assert_eq!(b.accepts(&encode(&["echo", "farm"])), Tri::No);
+    }
+
+    #[test]
+    fn search_finds_shortest_readable_witness() {
+        let mut cache = Cache::default();
+        let s = Search {
+            kind: Kind::Path,
+            domain: cache.get(&Spec::Domain(Kind::Path)).unwrap(),
+            comps: vec![Comp {
+                lang: cache.get(&Spec::Glob(crate::lower::patterns::glob_regex("**/.env").unwrap())).unwrap(),
+                slot: 0,
+                negated: false,
+            }],
+            base: vec![Tri::No],
+        };
+        let mut found = None;
+        let done = s.run(&mut Budget { steps: u64::MAX }, |st, trail| {
+            if st[0] == Tri::Yes {
+                found = Some(show(Kind::Path, &trail.bytes()));
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        });
+        assert!(!done);
+        assert_eq!(found.as_deref(), Some("/.env"));
+    }
+
+    #[test]
+    fn commands_show_with_quotes_when_needed() {
+        assert_eq!(show(Kind::Command, &encode(&["git", "commit", "-m", "a b"])), "git commit -m 'a b'");
+        assert_eq!(show(Kind::Command, &encode(&["echo", ""])), "echo ''");
+    }
+}
