@@ -201,3 +201,157 @@ policy p {
         "approval required: web_search network access awaiting approval"
     );
 }
+
+// ---- added for docs/profiles.md -------------------------------------------
+
+#[test]
+fn path_scopes_resolve_symlinks_too() {
+    // "Both path policies resolve symlinks and check the nearest existing
+    // parent for new paths."
+    let t = TempDir::new("scope-links");
+    std::fs::create_dir_all(t.path("ws")).unwrap();
+    std::fs::create_dir_all(t.path("outside")).unwrap();
+    std::os::unix::fs::symlink(t.path("outside"), t.path("ws/link")).unwrap();
+    let src = format!(
+        r#"import "agentlane"
+policy scoped {{
+  allow read_file, create_file, create_directory scope "{ws}" as in_scope
+  deny read_file, create_file, create_directory as out_of_scope
+}}"#,
+        ws = t.path("ws")
+    );
+    let p = Policy::compile("scoped.perm", &src, &Options::default()).unwrap();
+    assert_eq!(p.decide(&read(&t.path("ws/a.txt"))).decision, Effect::Allow);
+    assert_eq!(p.decide(&read(&t.path("ws/link/a.txt"))).rule.as_deref(), Some("out_of_scope"));
+    let w = Request::new("write", json!({ "path": t.path("ws/link/new/file.txt") })).unwrap();
+    assert_eq!(p.decide(&w).decision, Effect::Deny);
+    let w = Request::new("write", json!({ "path": t.path("ws/new/file.txt") })).unwrap();
+    assert_eq!(p.decide(&w).decision, Effect::Allow);
+}
+
+#[test]
+fn the_write_tool_asks_one_or_two_questions_on_a_real_disk() {
+    let t = TempDir::new("write-shape");
+    std::fs::create_dir_all(t.path("ws")).unwrap();
+    std::fs::write(t.path("ws/old.txt"), "x").unwrap();
+    let src = r#"import "agentlane"
+policy p { default allow }"#;
+    let p = Policy::compile("p.perm", src, &Options::default()).unwrap();
+    let ops = |path: String| -> Vec<String> {
+        let d = p.decide(&Request::new("write", json!({ "path": path })).unwrap());
+        d.items.iter().map(|i| i.op.clone()).collect()
+    };
+    assert_eq!(ops(t.path("ws/new/a.txt")), ["create_directory", "create_file"]);
+    assert_eq!(ops(t.path("ws/a.txt")), ["create_file"]);
+    assert_eq!(ops(t.path("ws/old.txt")), ["overwrite_file"]);
+    // grep: read_file on an existing file, search_files on a directory or a missing path
+    let grep = |path: String| -> String {
+        let d = p.decide(&Request::new("grep", json!({ "path": path, "pattern": "x" })).unwrap());
+        d.items[0].op.clone()
+    };
+    assert_eq!(grep(t.path("ws/old.txt")), "read_file");
+    assert_eq!(grep(t.path("ws")), "search_files");
+    assert_eq!(grep(t.path("ws/missing")), "search_files");
+}
+
+#[test]
+fn grant_parsing_preserves_duplicates_and_order() {
+    // "returns (grants, invalid_entries), preserves duplicates, and does not
+    // let later entries override earlier ones"
+    use permc::lower::grants::parse_grants;
+    let p = Policy::compile("p.perm", "import \"agentlane\"\npolicy p { default deny }", &Options::logical()).unwrap();
+    let (grants, invalid) = parse_grants("write, read, write:create_file, read, bash:nope", &p.lowered().tools);
+    let entries: Vec<&str> = grants.iter().map(|g| g.entry.as_str()).collect();
+    assert_eq!(entries, ["write", "read", "write:create_file", "read"]);
+    assert_eq!(grants[0].ops, ["create_directory", "create_file", "overwrite_file"]);
+    assert_eq!(grants[2].ops, ["create_file"]);
+    assert_eq!(invalid, ["bash:nope"]);
+}
+
+#[test]
+fn app_tools_need_declaring_and_cannot_replace_built_ins() {
+    // "By default the parser only recognizes the built-in first-party tools
+    // ... a grant for an app-registered egress tool such as
+    // web_search:network_access is reported as invalid."
+    let src = r#"import "agentlane"
+policy g { grants "web_search:network_access" default deny }"#;
+    let err = Policy::compile("g.perm", src, &Options::logical()).unwrap_err();
+    assert_eq!(err.diagnostics[0].code, "permc::invalid-grant");
+    // "A known_tools entry whose name collides with a built-in is ignored":
+    // permc refuses the second declaration instead.
+    let src = r#"import "agentlane"
+tool read { network_access }
+policy g { grants "read" default deny }"#;
+    let err = Policy::compile("g.perm", src, &Options::logical()).unwrap_err();
+    assert!(err.diagnostics.iter().any(|d| d.code == "permc::duplicate-name"), "{err}");
+}
+
+#[test]
+fn broker_records_resolution_and_late_subscribers() {
+    let p = approval_policy();
+    let broker = Broker::new(false);
+    let req = Request::new("patch", json!({"path": "/w/a"})).unwrap();
+    let d = p.decide(&req);
+    let Submitted::Pending(id) = broker.submit(req.clone(), d.clone()).unwrap() else { panic!("not pending") };
+    // the record: request, approval-required decision, status, no final decision yet
+    let rec = &broker.pending()[0];
+    assert_eq!((rec.request_id.as_str(), &rec.request, &rec.decision), (id.as_str(), &req, &d));
+    assert_eq!((rec.status, rec.final_decision.clone()), (ApprovalStatus::Pending, None));
+    // events are emitted after the subscription starts: the pending event is not replayed
+    let events = broker.events();
+    let mut deny = d.clone();
+    deny.decision = Effect::Deny;
+    broker.resolve(&id, deny).unwrap();
+    let seen: Vec<_> = events.try_iter().collect();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].status, ApprovalStatus::Resolved);
+    assert_eq!(seen[0].record.final_decision.as_ref().map(|f| f.decision), Some(Effect::Deny));
+    assert_eq!(broker.wait(&id).unwrap().decision, Effect::Deny);
+}
+
+#[test]
+fn recording_immediate_decisions_still_suspends_approvals() {
+    let p = approval_policy();
+    // the default is not to record them
+    let read_req = Request::new("read", json!({"path": "/w/a"})).unwrap();
+    let allowed = p.decide(&read_req);
+    assert_eq!(Broker::default().submit(read_req.clone(), allowed.clone()), Err(BrokerError::NotAnApproval(Effect::Allow)));
+    let broker = Broker::new(true);
+    let req = Request::new("bash", json!({"command": "pytest"})).unwrap();
+    let asked = p.decide(&req);
+    assert!(matches!(broker.submit(req, asked).unwrap(), Submitted::Pending(_)));
+    assert_eq!(broker.pending().len(), 1);
+    // a deny is recorded and returned unchanged
+    let mut denied = allowed;
+    denied.decision = Effect::Deny;
+    assert_eq!(broker.submit(read_req, denied.clone()).unwrap(), Submitted::Decided(denied));
+    assert_eq!(broker.pending().len(), 1);
+}
+
+#[test]
+fn requests_carry_tool_operation_path_command_and_cwd() {
+    // "Tool-action fields (tool_name, operation, cwd, path, command)"; the
+    // request id is echoed for correlation.
+    let src = r#"import "agentlane"
+policy p { default allow }"#;
+    let p = Policy::compile("p.perm", src, &Options::logical()).unwrap();
+    let mut req = Request::new("bash", json!({"command": "ls", "cwd": "/srv/ws"})).unwrap();
+    req.id = Some(json!("call_1"));
+    let d = p.decide(&req);
+    assert_eq!(d.id, Some(json!("call_1")));
+    let i = &d.items[0];
+    assert_eq!((i.tool.as_str(), i.op.as_str()), ("bash", "execute_command"));
+    assert_eq!((i.command.as_deref(), i.cwd.as_deref(), i.path.as_deref()), (Some("ls"), Some("/srv/ws"), None));
+    let d = p.decide(&Request::new("patch", json!({"path": "/srv/ws/a.py"})).unwrap());
+    assert_eq!((d.items[0].op.as_str(), d.items[0].path.as_deref()), ("modify_file", Some("/srv/ws/a.py")));
+}
+
+#[test]
+fn approval_required_texts_without_a_callback() {
+    // "If no callback is configured, the tool returns a stable
+    // approval-required result and does not execute."
+    let p = approval_policy();
+    let text = |tool: &str, input| tool_result_text(&p.decide(&Request::new(tool, input).unwrap()));
+    assert_eq!(text("patch", json!({"path": "/w/a.py"})).unwrap(), "approval required: patch on `/w/a.py` awaiting approval");
+    assert_eq!(text("read", json!({"path": "/w/a.py"})), None);
+}
