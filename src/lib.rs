@@ -31,6 +31,7 @@
 
 pub mod analysis;
 pub mod diag;
+pub mod diff;
 pub mod eval;
 pub mod explain;
 pub mod fmt;

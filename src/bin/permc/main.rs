@@ -1,6 +1,7 @@
 //! The `permc` command line: one file per subcommand.
 
 mod check;
+mod diff;
 mod eval;
 mod explain;
 mod fmt;
@@ -20,6 +21,8 @@ struct Cli {
 enum Command {
     /// Check policy files; exit 1 on any error.
     Check(check::Args),
+    /// Show what changed in behaviour between two versions of a policy.
+    Diff(diff::Args),
     /// Decide JSON requests, one decision per line.
     Eval(eval::Args),
     /// Trace how a request is decided, rule by rule.
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(a) => check::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Explain(a) => explain::run(a),
         Command::Fmt(a) => fmt::run(a),
