@@ -300,11 +300,15 @@ fn strings_at(
             }
             // `json`: a string that is a JSON list of strings is that list
             // (elsai's shell accepts commands spelled this way).
+            // A string that is not JSON at all (`[ -f a ] && echo y`) is an
+            // ordinary value; JSON that is not a list of strings is malformed.
             if json && s.trim_start().starts_with('[') {
-                return match serde_json::from_str::<Vec<String>>(s) {
-                    Ok(list) => Ok(list.iter().flat_map(|x| split(x)).collect()),
-                    Err(_) => Err(format!("{field} looks like a JSON list but is not a list of strings")),
-                };
+                if let Ok(v) = serde_json::from_str::<Value>(s) {
+                    return match serde_json::from_value::<Vec<String>>(v) {
+                        Ok(list) => Ok(list.iter().flat_map(|x| split(x)).collect()),
+                        Err(_) => Err(format!("{field} is a JSON value but not a list of strings")),
+                    };
+                }
             }
             Ok(split(s))
         }
