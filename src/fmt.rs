@@ -276,9 +276,10 @@ impl Line<'_> {
 const ALIGN_EFFECTS_UP_TO: usize = 5;
 
 fn layout(tokens: &[Token]) -> String {
+    let tokens = break_blocks(tokens);
     // Cut into lines at newlines outside literals.
     let mut raw: Vec<Vec<Token>> = vec![Vec::new()];
-    for t in tokens {
+    for t in &tokens {
         if t.kind == Kind::Newline {
             raw.push(Vec::new());
         } else if let Some(last) = raw.last_mut() {
@@ -336,6 +337,55 @@ fn layout(tokens: &[Token]) -> String {
     out.truncate(trimmed);
     if !out.is_empty() {
         out.push('\n');
+    }
+    out
+}
+
+/// A `{ ... }` block that spans lines gets a line break after its `{` and
+/// before its `}` (a comment may stay after the `{`).
+fn break_blocks<'a>(tokens: &[Token<'a>]) -> Vec<Token<'a>> {
+    let newline = Token { kind: Kind::Newline, text: "\n" };
+    let mut line_of = Vec::with_capacity(tokens.len());
+    let mut line = 0usize;
+    for t in tokens {
+        line_of.push(line);
+        if t.kind == Kind::Newline {
+            line += 1;
+        }
+    }
+    let mut after = vec![false; tokens.len()];
+    let mut before = vec![false; tokens.len()];
+    let mut open: Vec<usize> = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if t.kind != Kind::Punct {
+            continue;
+        }
+        match t.text {
+            "{" => open.push(i),
+            "}" => {
+                let Some(o) = open.pop() else { continue };
+                if line_of[o] == line_of[i] {
+                    continue;
+                }
+                if tokens.get(o + 1).is_some_and(|n| n.kind != Kind::Newline && n.kind != Kind::Comment) {
+                    after[o] = true;
+                }
+                if i > 0 && tokens[i - 1].kind != Kind::Newline {
+                    before[i] = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::with_capacity(tokens.len() + 8);
+    for (i, t) in tokens.iter().enumerate() {
+        if before[i] {
+            out.push(newline.clone());
+        }
+        out.push(t.clone());
+        if after[i] {
+            out.push(newline.clone());
+        }
     }
     out
 }
