@@ -202,8 +202,11 @@ fn check_block(b: &Block) -> Vec<String> {
     match (b.kind, result) {
         (Kind::Ok, Ok(policy)) => {
             if let Some(code) = b.marker("warning") {
-                if !policy.warnings().iter().any(|d| d.code == code) {
-                    let got: Vec<&str> = policy.warnings().iter().map(|d| d.code).collect();
+                // Compile warnings and `permc check`'s analyses.
+                let mut warnings = policy.warnings().to_vec();
+                warnings.extend(permc::analysis::lint_policy(&policy));
+                if !warnings.iter().any(|d| d.code == code) {
+                    let got: Vec<&str> = warnings.iter().map(|d| d.code).collect();
                     problems.push(format!(
                         "{}: expected warning `{code}`, got {got:?}",
                         b.at()
