@@ -400,3 +400,34 @@ fn symlinks_are_judged_by_their_target() {
     let _ = std::fs::remove_dir_all(&root);
     assert_eq!((d.decision, d.rule.as_deref()), (Effect::Deny, Some("workspace_only_outside")));
 }
+
+#[test]
+fn guide_without_interrupt_guidance_is_warned() {
+    // "Set guidance on interrupt rules when using on_deny="guide"; the SDK warns if you forget."
+    let body = r#"interrupt read "**/a.txt" as no_guidance
+      interrupt read "**/b.txt" as with_guidance guidance "Ask first.""#;
+    let guide = DenyPolicy { on_deny: OnDeny::Guide, ..DenyPolicy::default() };
+    let s = Session::new(policy(body)).with_deny_policy(guide);
+    let w = s.warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("no_guidance"), "{w:?}");
+    let s = Session::new(policy(body)).with_deny_policy(DenyPolicy::default());
+    assert!(s.warnings().is_empty());
+}
+
+#[test]
+fn stop_reasons_and_model_error_texts() {
+    // "result.stop_reason # "interrupt"" and "PermissionDenied: / ExecutionDenied: error"
+    let mut s = Session::new(policy("use elsai.deny_secrets\n use elsai.interrupt_all_shell"));
+    let o = s.evaluate(&shell("ls"));
+    assert_eq!(o.stop_reason(), Some("interrupt"));
+    let o = s.evaluate(&read(".env"));
+    assert_eq!(o.stop_reason(), None);
+    assert_eq!(
+        permc::session::text::elsai_error_text(&o.decision).as_deref(),
+        Some("PermissionDenied: Secrets must not be read or written")
+    );
+    let stop = DenyPolicy { on_deny: OnDeny::Stop, ..DenyPolicy::default() };
+    let mut s = Session::new(policy("use elsai.deny_secrets")).with_deny_policy(stop);
+    assert_eq!(s.evaluate(&read(".env")).stop_reason(), Some("permission_denied"));
+}

@@ -41,6 +41,20 @@ pub struct Outcome {
     pub interrupt: Option<Interrupt>,
 }
 
+impl Outcome {
+    /// elsai's `stop_reason` for the invocation after this call: `interrupt`
+    /// while a call waits for a human, `permission_denied` after a stop.
+    pub fn stop_reason(&self) -> Option<&'static str> {
+        if self.interrupt.is_some() {
+            Some("interrupt")
+        } else if self.action == Some(DenyAction::Stop) {
+            Some("permission_denied")
+        } else {
+            None
+        }
+    }
+}
+
 /// A held tool call waiting for a human.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Interrupt {
@@ -95,6 +109,31 @@ impl Session {
     pub fn with_deny_policy(mut self, deny_policy: DenyPolicy) -> Session {
         self.deny_policy = Some(deny_policy);
         self
+    }
+
+    /// What elsai warns about when a deny policy is set: with `guide`,
+    /// interrupt rules without guidance leave a rejected call with only the
+    /// default guidance or the generic template.
+    pub fn warnings(&self) -> Vec<String> {
+        let (Some(dp), Some(policy)) = (&self.deny_policy, &self.policy) else { return Vec::new() };
+        if dp.on_deny != OnDeny::Guide && dp.on_budget_exceeded != OnDeny::Guide {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for p in &policy.lowered().policies {
+            if let crate::lower::PolicyBody::Rules(list) = &p.body {
+                for r in list.rules.iter().filter(|r| r.effect == Effect::Ask && r.guidance.is_none()) {
+                    let (line, _) = policy.sources().line_col(r.loc);
+                    out.push(format!(
+                        "interrupt rule `{}` (line {line}) has no guidance: with on_deny \"guide\", a rejected call falls back to default_guidance or a generic text",
+                        r.label
+                    ));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Writes one JSON audit record per evaluation to `out`.

@@ -36,3 +36,25 @@ pub fn tool_result_text(d: &Decision) -> Option<String> {
         }),
     }
 }
+
+/// elsai's cancel message for the model: `PermissionDenied: REASON` for
+/// filesystem calls, `ExecutionDenied: REASON` for commands; `None` unless
+/// the decision is a deny.
+///
+/// ```
+/// use permc::{Options, Policy, Request};
+/// use permc::session::text::elsai_error_text;
+/// let p = Policy::compile("p.perm", "import \"elsai\"\npolicy p { use elsai.deny_destructive }",
+///     &Options::logical()).unwrap();
+/// let d = p.decide(&Request::new("shell", serde_json::json!({"command": "rm -rf /"})).unwrap());
+/// assert_eq!(elsai_error_text(&d).unwrap(), "ExecutionDenied: Destructive commands are blocked");
+/// let d = p.decide(&Request::new("shell", serde_json::json!({"command": "ls"})).unwrap());
+/// assert_eq!(elsai_error_text(&d), None);
+/// ```
+pub fn elsai_error_text(d: &Decision) -> Option<String> {
+    if d.decision != Effect::Deny {
+        return None;
+    }
+    let exec = d.items.iter().any(|i| i.command.is_some());
+    Some(format!("{}: {}", if exec { "ExecutionDenied" } else { "PermissionDenied" }, d.reason))
+}

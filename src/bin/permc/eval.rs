@@ -57,6 +57,9 @@ pub fn run(args: Args) -> ExitCode {
                 }
             }
         }
+        for w in s.warnings() {
+            eprintln!("warning: {w}");
+        }
         session = Some(Stream { session: s, stopped: false });
     }
     let stdout = std::io::stdout();
@@ -145,6 +148,7 @@ impl Stream {
         }
         if let Some(i) = &o.interrupt {
             extra.push(("interrupt", serde_json::json!({"id": i.id, "name": i.name, "reason": i.reason})));
+            extra.push(("stop_reason", serde_json::json!("interrupt")));
         }
         with_fields(&o.decision, &extra)
     }
