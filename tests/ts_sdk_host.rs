@@ -22,6 +22,13 @@ fn bash(cmd: &str) -> Request {
     r
 }
 
+/// A pending call with its tool_use_id.
+fn call(tool: &str, input: Value) -> Request {
+    let mut r = Request::new(tool, input).unwrap();
+    r.id = Some(json!("toolu_x"));
+    r
+}
+
 fn with(answer: Result<Value, CallbackError>) -> permc::Decision {
     let mut cb = move |_: &_| answer.clone();
     decide_with_callback(&policy(), &bash("npm test"), Some(&mut cb))
@@ -76,7 +83,7 @@ fn updated_input_is_checked_again() {
     assert_eq!((d.decision, d.reason.as_str()), (Effect::Deny, UPDATED_INPUT_INVALID));
     // rewritten into something the policy denies: still denied
     let mut cb = |_: &_| Ok(json!({"behavior": "allow", "updatedInput": {"file_path": "/etc/passwd"}}));
-    let req = Request::new("Write", json!({"file_path": "a.txt"})).unwrap();
+    let req = call("Write", json!({"file_path": "a.txt"}));
     let d = decide_with_callback(&policy(), &req, Some(&mut cb));
     assert_eq!(d.decision, Effect::Deny);
     assert_eq!(d.rule.as_deref(), Some("deny_etc"));
@@ -100,7 +107,7 @@ fn the_callback_sees_the_call() {
         called = true;
         Ok(json!({"behavior": "allow"}))
     };
-    let d = decide_with_callback(&policy(), &Request::new("Read", json!({"file_path": "a"})).unwrap(), Some(&mut cb));
+    let d = decide_with_callback(&policy(), &call("Read", json!({"file_path": "a"})), Some(&mut cb));
     assert_eq!(d.decision, Effect::Allow);
     assert!(!called);
 }
@@ -126,7 +133,7 @@ fn accept_edits_sends_only_bash_to_the_callback() {
         }
         Ok(json!({"behavior": "allow"}))
     };
-    let mut run = |tool: &str, input: Value| decide_with_callback(&p, &Request::new(tool, input).unwrap(), Some(&mut cb));
+    let mut run = |tool: &str, input: Value| decide_with_callback(&p, &call(tool, input), Some(&mut cb));
     assert_eq!(run("Write", json!({"file_path": "src/a.ts"})).decision, Effect::Allow);
     assert_eq!(run("Edit", json!({"file_path": "src/a.ts"})).decision, Effect::Allow);
     assert_eq!(run("Bash", json!({"command": "npm test"})).decision, Effect::Allow);
@@ -165,7 +172,7 @@ fn the_callback_gets_a_summary_and_never_sees_decided_calls() {
             Ok(json!({"behavior": "allow"}))
         };
         // an explicit deny never reaches the callback
-        let w = Request::new("Write", json!({"file_path": "/etc/passwd"})).unwrap();
+        let w = call("Write", json!({"file_path": "/etc/passwd"}));
         assert_eq!(decide_with_callback(&policy(), &w, Some(&mut cb)).decision, Effect::Deny);
         // an ask does, with a one-line summary of the call
         decide_with_callback(&policy(), &bash("npm test"), Some(&mut cb));
@@ -209,4 +216,14 @@ fn a_permission_request_event_through_the_broker() {
     broker.resolve(&id, d.clone()).unwrap();
     assert_eq!(d.id, Some(json!("toolu_1")));
     assert_eq!(broker.wait(&id).unwrap().decision, Effect::Allow);
+}
+
+#[test]
+fn a_call_without_a_tool_use_id_is_denied() {
+    // "A malformed PendingToolCall (missing tool_use_id, ...) returns deny immediately."
+    let req = Request::new("Read", json!({"file_path": "a"})).unwrap();
+    let mut cb = |_: &_| Ok(json!({"behavior": "allow"}));
+    let d = decide_with_callback(&policy(), &req, Some(&mut cb));
+    assert_eq!(d.decision, Effect::Deny);
+    assert!(d.reason.contains("tool_use_id"), "{}", d.reason);
 }

@@ -33,7 +33,9 @@ pub const CALLBACK_FAILED: &str = "permission callback failed or aborted.";
 /// The message for an `updatedInput` that fails the tool's declaration.
 pub const UPDATED_INPUT_INVALID: &str = "updated input is invalid.";
 
-/// Decides `req`; an `ask` goes to `callback`, whose raw JSON answer must be
+/// Decides `req` as the TS SDK's engine does; a call without an id (its
+/// `tool_use_id`) is malformed and denied. An `ask` goes to `callback`, whose
+/// raw JSON answer must be
 /// `{"behavior":"allow","updatedInput"?:{...}}` or
 /// `{"behavior":"deny","message":"..."}`.
 ///
@@ -41,7 +43,8 @@ pub const UPDATED_INPUT_INVALID: &str = "updated input is invalid.";
 /// use permc::{Effect, Options, Policy, Request};
 /// use permc::session::approval::decide_with_callback;
 /// let p = Policy::compile("p.perm", "policy p { default ask }", &Options::logical()).unwrap();
-/// let req = Request::new("Bash", serde_json::json!({"command": "ls"})).unwrap();
+/// let mut req = Request::new("Bash", serde_json::json!({"command": "ls"})).unwrap();
+/// req.id = Some(serde_json::json!("toolu_1"));
 /// // No callback: ask becomes deny (fail-closed).
 /// assert_eq!(decide_with_callback(&p, &req, None).decision, Effect::Deny);
 /// let mut yes = |_: &_| Ok(serde_json::json!({"behavior": "allow"}));
@@ -52,6 +55,11 @@ pub fn decide_with_callback(
     req: &Request,
     callback: Option<&mut dyn FnMut(&ApprovalRequest) -> Result<Value, CallbackError>>,
 ) -> Decision {
+    // The SDK's input validation: a pending call without a tool_use_id is
+    // malformed, and malformed is deny.
+    if req.id.as_ref().is_none_or(|id| id.is_null() || id.as_str() == Some("")) {
+        return Decision::malformed(req.id.clone(), &policy.selected_name(), "the call has no tool_use_id (request `id`)");
+    }
     let mut d = policy.decide(req);
     if d.decision != Effect::Ask {
         return d;
