@@ -38,6 +38,8 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("dead_allow_strictest", &["permc::dead-allow"]),
     ("dead_allow_all", &["permc::dead-allow"]),
     ("dead_allow_negative", &[]),
+    ("inert_grant", &["permc::inert-grant"]),
+    ("inert_grant_negative", &[]),
     ("unanchored_regex", &["permc::unanchored-regex", "permc::unanchored-regex"]),
     ("unanchored_regex_negative", &[]),
     (
@@ -89,6 +91,8 @@ cases!(
     dead_allow_strictest,
     dead_allow_all,
     dead_allow_negative,
+    inert_grant,
+    inert_grant_negative,
     unanchored_regex,
     unanchored_regex_negative,
     exec_wrapper_allow,

@@ -18,7 +18,6 @@
 use super::claims::{Claim, Expect, Subject};
 use super::lang::{Comp, Kind, Search, Spec, Tri, encode};
 use super::matchers::kinds_by_rule;
-use super::sets::groups;
 use super::{Ctx, labels};
 use crate::diag::Diagnostic;
 use crate::lower::{ResolvedMatcher, ResolvedRule, RuleList};
@@ -81,9 +80,9 @@ const WRAPPERS: &[(&str, &str)] = &[
 ];
 
 pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
-    let kinds = kinds_by_rule(cx, list);
+    let kinds = kinds_by_rule(cx, pid, list);
     for (i, r) in list.rules.iter().enumerate() {
-        if r.gate || !kinds[i].contains(&Kind::Command) || !shell_site(cx, list, i as u32) {
+        if r.gate || !kinds[i].contains(&Kind::Command) || !shell_site(cx, pid, list, i as u32) {
             continue;
         }
         for m in &r.matchers {
@@ -111,8 +110,8 @@ fn anchored_form(re: &str) -> Option<String> {
 }
 
 /// Whether some command site of the rule is a shell command (not `raw` code).
-fn shell_site(cx: &Ctx, list: &RuleList, ri: u32) -> bool {
-    groups(cx.low, &[list]).iter().filter(|g| g.kind == super::sets::ItemKind::Command && g.members[0].contains(&ri)).any(|g| {
+fn shell_site(cx: &Ctx, pid: u32, list: &RuleList, ri: u32) -> bool {
+    cx.groups(pid, list).iter().filter(|g| g.kind == super::sets::ItemKind::Command && g.members[0].contains(&ri)).any(|g| {
         g.sites.iter().any(|(tool, op)| {
             tool.as_ref()
                 .and_then(|t| cx.low.tool_index.get(t))
@@ -148,18 +147,18 @@ fn unanchored(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, re: &str, loc: 
         let lead: &[&str] = if allow { &["rm", "-rf"] } else { &["echo"] };
         for restrict in [Some(lead), None] {
             let mut comps = vec![
-                Comp { lang: bad.clone(), slot: 0, negated: false },
-                Comp { lang: at_start.clone(), slot: 1, negated: true },
+                Comp::one(bad.clone(), 0, false),
+                Comp::one(at_start.clone(), 1, true),
             ];
             if let Some(words) = restrict {
                 match cx.cache.get(&Spec::Prefix(words.iter().map(|s| s.to_string()).collect(), Kind::Command)) {
-                    Ok(lang) => comps.push(Comp { lang, slot: 2, negated: false }),
+                    Ok(lang) => comps.push(Comp::one(lang, 2, false)),
                     Err(_) => continue,
                 }
             }
             let base = vec![Tri::No, Tri::No, if restrict.is_some() { Tri::No } else { Tri::Yes }];
-            let s = Search { kind: Kind::Command, domain: domain.clone(), comps, base };
-            s.run(&mut cx.budget, |st, trail| {
+            let s = Search { kind: Kind::Command, domain: domain.clone(), comps, base, focus: None };
+            s.run(|st, trail| {
                 if st.iter().all(|t| *t == Tri::Yes) {
                     witness = Some(super::lang::words_of(&trail.bytes()));
                     return ControlFlow::Break(());
@@ -202,10 +201,10 @@ fn command_claims(cx: &Ctx, pid: u32, ri: u32, subject: &Subject) -> Vec<Claim> 
     let Some(crate::lower::PolicyBody::Rules(list)) = cx.low.policies.get(pid as usize).map(|p| &p.body) else {
         return Vec::new();
     };
-    groups(cx.low, &[list])
-        .into_iter()
+    cx.groups(pid, list)
+        .iter()
         .filter(|g| g.kind == super::sets::ItemKind::Command && g.members[0].contains(&ri))
-        .filter_map(|g| g.sites.into_iter().next())
+        .filter_map(|g| g.sites.first().cloned())
         .take(1)
         .map(|(tool, op)| Claim { policy: pid, tool, op, subject: subject.clone(), expect: Expect::Matches(ri, true) })
         .collect()

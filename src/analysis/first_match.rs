@@ -19,16 +19,13 @@
 //! never fires, and is reported as shadowed.
 
 use super::claims::{Claim, Expect, Subject};
-use super::sets::{ItemKind, Slots, deciders, gates, groups};
+use super::lang::Tri;
+use super::sets::{ItemKind, Slots, deciders, gates};
 use super::{Ctx, also, effect_word, labels};
 use crate::diag::Diagnostic;
 use crate::lower::RuleList;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::ControlFlow;
-
-/// Matched-rule sets remembered per deciding rule, to find inputs it decides
-/// outside a later rule.
-const SETS_PER_DECIDER: usize = 64;
 
 /// A witness: the site (tool, operation) and subject.
 #[derive(Clone)]
@@ -65,69 +62,117 @@ struct Facts {
     matched: bool,
     /// May decide some input.
     may_decide: bool,
-    /// A walk over a set holding the rule did not finish.
+    /// A walk that could prove it shadowed did not finish.
     incomplete: bool,
     /// Earlier rules that decide its inputs, with a first witness.
     covered_by: BTreeMap<u32, Seen>,
 }
 
+/// What the answers of one subject say about each rule.
+fn record(list: &RuleList, slots: &Slots, st: &[Tri], facts: &mut HashMap<u32, Facts>, witness: &mut dyn FnMut() -> Seen) {
+    let pairs: Vec<(u32, Tri)> = slots.rules.iter().map(|&(_, r)| r).zip(st.iter().copied()).collect();
+    let (ds, _) = deciders(list, &pairs, &[], false);
+    let first_yes = pairs.iter().find(|(_, t)| *t == Tri::Yes).map(|(r, _)| *r);
+    let mut seen: Option<Seen> = None;
+    for &(k, t) in &pairs {
+        if t == Tri::No {
+            continue;
+        }
+        let f = facts.entry(k).or_default();
+        f.matched |= t == Tri::Yes;
+        if ds.contains(&Some(k)) {
+            f.may_decide = true;
+        } else if let Some(j) = first_yes.filter(|&j| j < k) {
+            if !f.covered_by.contains_key(&j) {
+                let w = seen.get_or_insert_with(&mut *witness).clone();
+                f.covered_by.insert(j, w);
+            }
+        }
+    }
+}
+
+/// Whether slot `j` certainly decides a subject with these answers.
+fn decides(list: &RuleList, slots: &Slots, st: &[Tri], j: usize) -> bool {
+    let pairs: Vec<(u32, Tri)> = slots.rules.iter().map(|&(_, r)| r).zip(st.iter().copied()).collect();
+    let (ds, sure) = deciders(list, &pairs, &[], false);
+    sure && ds.first() == Some(&Some(slots.rules[j].1))
+}
+
 pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
     let mut facts: HashMap<u32, Facts> = HashMap::new();
-    // (j, k) -> an input j decides and k matches.
-    let mut overlap: BTreeMap<(u32, u32), Seen> = BTreeMap::new();
-    // j -> distinct sets of rules matching inputs j decides.
-    let mut decided_sets: HashMap<u32, HashSet<Vec<u32>>> = HashMap::new();
+    // k -> (j, an input j decides and k matches).
+    let mut partly: BTreeMap<u32, (u32, Seen)> = BTreeMap::new();
     let mut failed_noted: HashSet<u32> = HashSet::new();
 
-    for group in groups(cx.low, &[list]) {
+    for group in cx.groups(pid, list).iter() {
         let slots = Slots::new(cx, &[list], &group);
         for (_, ri, why) in &slots.failed {
             if let Some(r) = list.rules.get(*ri as usize).filter(|_| failed_noted.insert(*ri)) {
                 cx.limit(pid, r, "shadowing", &format!("its automaton exceeds the analysis limits ({why})"));
             }
         }
-        let order: Vec<u32> = slots.rules.iter().map(|&(_, r)| r).collect();
-        let mut st_pairs: Vec<(u32, super::lang::Tri)> = Vec::with_capacity(order.len());
         let site = group.sites.first().cloned().unwrap_or((None, "tool".into()));
-        let complete = slots.run(cx, |st, subject| {
-            use super::lang::Tri;
-            st_pairs.clear();
-            st_pairs.extend(order.iter().copied().zip(st.iter().copied()));
-            let (ds, sure) = deciders(list, &st_pairs, &[], false);
-            let first_yes = st_pairs.iter().find(|(_, t)| *t == Tri::Yes).map(|(r, _)| *r);
-            let mut witness: Option<Seen> = None;
-            let mut seen = || witness.get_or_insert_with(|| Seen { site: site.clone(), subject: subject() }).clone();
-            for &(k, t) in st_pairs.iter() {
-                if t == Tri::No {
+        let seen_of = |bytes: &[u8]| Seen { site: site.clone(), subject: slots.subject(bytes) };
+        for ks in 0..slots.len() {
+            let k = slots.rules[ks].1;
+            // Cheap first: a few inputs the rule matches, judged with every rule.
+            for x in slots.candidates(&[ks], Some(ks), |st| st[ks] == Tri::Yes) {
+                let st = slots.statuses(&x);
+                record(list, &slots, &st, &mut facts, &mut || seen_of(&x));
+            }
+            if facts.get(&k).is_some_and(|f| f.may_decide) {
+                continue;
+            }
+            // Else every input it can match, with every earlier rule.
+            let upto: Vec<usize> = (0..=ks).collect();
+            let complete = slots.walk(&upto, Some(ks), |st, bytes| {
+                record(list, &slots, st, &mut facts, &mut || seen_of(&bytes()));
+                if facts.get(&k).is_some_and(|f| f.may_decide) {
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            });
+            let f = facts.entry(k).or_default();
+            if !complete && !f.may_decide {
+                f.incomplete = true;
+            }
+        }
+        // Partly shadowed: a laxer earlier rule decides an input this one
+        // matches, and also one it does not match.
+        for ks in 0..slots.len() {
+            let (_, k) = slots.rules[ks];
+            let Some(r) = list.rules.get(k as usize) else { continue };
+            if partly.contains_key(&k) || !facts.get(&k).is_some_and(|f| f.may_decide) {
+                continue;
+            }
+            for js in 0..ks {
+                let j = slots.rules[js].1;
+                if list.rules.get(j as usize).is_none_or(|e| e.effect >= r.effect) {
                     continue;
                 }
-                let f = facts.entry(k).or_default();
-                if t == Tri::Yes {
-                    f.matched = true;
+                // Cheap first: do the two overlap at all?
+                if slots.candidates(&[js, ks], Some(ks), |st| st[js] == Tri::Yes && st[ks] == Tri::Yes).is_empty() {
+                    continue;
                 }
-                if ds.contains(&Some(k)) {
-                    f.may_decide = true;
-                } else if let Some(j) = first_yes.filter(|&j| j < k) {
-                    f.covered_by.entry(j).or_insert_with(&mut seen);
+                let mut upto: Vec<usize> = (0..=js).collect();
+                upto.push(ks);
+                let find = |want_k: Tri| {
+                    let mut hit = None;
+                    slots.walk(&upto, Some(if want_k == Tri::Yes { ks } else { js }), |st, bytes| {
+                        if st[ks] == want_k && decides(list, &slots, st, js) {
+                            hit = Some(bytes());
+                            return ControlFlow::Break(());
+                        }
+                        ControlFlow::Continue(())
+                    });
+                    hit
+                };
+                let Some(inside) = find(Tri::Yes) else { continue };
+                if find(Tri::No).is_none() {
+                    continue;
                 }
-            }
-            if let (true, Some(Some(j))) = (sure, ds.first().copied()) {
-                let matched: Vec<u32> = st_pairs.iter().filter(|(_, t)| *t != Tri::No).map(|(r, _)| *r).collect();
-                for &(k, t) in st_pairs.iter() {
-                    if k > j && t == Tri::Yes && !overlap.contains_key(&(j, k)) {
-                        overlap.insert((j, k), seen());
-                    }
-                }
-                let sets = decided_sets.entry(j).or_default();
-                if sets.len() < SETS_PER_DECIDER {
-                    sets.insert(matched);
-                }
-            }
-            ControlFlow::Continue(())
-        });
-        if !complete {
-            for &k in &order {
-                facts.entry(k).or_default().incomplete = true;
+                partly.insert(k, (j, seen_of(&inside)));
+                break;
             }
         }
     }
@@ -145,48 +190,31 @@ pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
         }
         report_shadowed(cx, pid, list, k, f, home);
     }
-    for (i, r) in list.rules.iter().enumerate() {
-        let k = i as u32;
-        if r.gate || !facts.get(&k).is_some_and(|f| f.may_decide) {
+    for (&k, (j, w)) in &partly {
+        let (Some(r), Some(e)) = (list.rules.get(k as usize), list.rules.get(*j as usize)) else { continue };
+        if facts.get(&k).is_some_and(|f| !f.may_decide) {
             continue;
         }
-        let by: Vec<(u32, &Seen)> = overlap
-            .range((0, k)..)
-            .filter(|((j, kk), _)| *kk == k && *j < k)
-            .filter(|((j, _), _)| list.rules.get(*j as usize).is_some_and(|e| e.effect < r.effect && !e.gate))
-            .filter(|((j, _), _)| decided_sets.get(j).is_some_and(|sets| sets.iter().any(|s| !s.contains(&k))))
-            .map(|((j, _), w)| (*j, w))
-            .collect();
-        if let Some(&(j, w)) = by.first() {
-            let (Some(e), w) = (list.rules.get(j as usize), w.clone()) else { continue };
-            let shown = w.text(r.ops.is_none() || e.ops.is_none());
-            let mut d = Diagnostic::warning(
-                "permc::partly-shadowed",
-                format!("rule `{}` is partly shadowed by the earlier rule `{}`", r.label, e.label),
-            );
-            d = labels(d, r, home, &format!("some of its inputs are decided first by `{}`", e.label));
-            for &(jj, _) in &by {
-                if let Some(other) = list.rules.get(jj as usize) {
-                    d = also(d, other, home, &format!("{} first", effect_word(other.effect)));
-                }
-            }
-            d = d.witness(w.witness()).help(format!(
-                "first match wins: {shown} is matched by both, and `{}` {} it before this rule can {}; \
-                 move this rule above `{}`, or narrow `{}`",
-                e.label,
-                past(e.effect),
-                r.effect,
-                e.label,
-                e.label
-            ));
-            let claims = vec![
-                claim(pid, &w, Expect::DecidedBy(Some(j))),
-                claim(pid, &w, Expect::Matches(k, true)),
-            ];
-            cx.push(d, claims);
-        }
+        let shown = w.text(r.ops.is_none() || e.ops.is_none());
+        let mut d = Diagnostic::warning(
+            "permc::partly-shadowed",
+            format!("rule `{}` is partly shadowed by the earlier rule `{}`", r.label, e.label),
+        );
+        d = labels(d, r, home, &format!("some of its inputs are decided first by `{}`", e.label));
+        d = also(d, e, home, &format!("{} first", effect_word(e.effect)));
+        d = d.witness(w.witness()).help(format!(
+            "first match wins: {shown} is matched by both, and `{}` {} it before this rule can {}; \
+             move this rule above `{}`, or narrow `{}`",
+            e.label,
+            past(e.effect),
+            r.effect,
+            e.label,
+            e.label
+        ));
+        let claims = vec![claim(pid, w, Expect::DecidedBy(Some(*j))), claim(pid, w, Expect::Matches(k, true))];
+        cx.push(d, claims);
     }
-    check_gates(cx, list, home);
+    check_gates(cx, pid, list, home);
 }
 
 fn report_shadowed(cx: &mut Ctx, pid: u32, list: &RuleList, k: u32, f: &Facts, home: crate::syntax::loc::FileId) {
@@ -224,14 +252,14 @@ fn report_shadowed(cx: &mut Ctx, pid: u32, list: &RuleList, k: u32, f: &Facts, h
 }
 
 /// A later cwd gate of a rule set never fires: the first one decides.
-fn check_gates(cx: &mut Ctx, list: &RuleList, home: crate::syntax::loc::FileId) {
+fn check_gates(cx: &mut Ctx, pid: u32, list: &RuleList, home: crate::syntax::loc::FileId) {
     if list.workspace == "/" {
         return;
     }
     // Gate -> the first gate of every command set that holds it (`None`
     // where it is the first).
     let mut firsts: BTreeMap<u32, Vec<Option<u32>>> = BTreeMap::new();
-    for group in groups(cx.low, &[list]).iter().filter(|g| g.kind == ItemKind::Command) {
+    for group in cx.groups(pid, list).iter().filter(|g| g.kind == ItemKind::Command) {
         let gs = gates(list, &group.members[0]);
         for (n, &g) in gs.iter().enumerate() {
             firsts.entry(g).or_default().push((n > 0).then_some(gs[0]));

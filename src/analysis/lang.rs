@@ -46,6 +46,7 @@ use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 use regex_syntax::hir::{Dot, Hir, Repetition};
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 use std::ops::ControlFlow;
 
 /// Heap bytes one matcher's NFA may use.
@@ -56,6 +57,8 @@ const DFA_BYTES: usize = 8 << 20;
 const DETERMINIZE_BYTES: usize = 16 << 20;
 /// Product states one walk may visit.
 pub(crate) const MAX_NODES: usize = 200_000;
+/// Automaton steps one walk may take.
+const WALK_STEPS: u64 = 50_000_000;
 
 /// What a subject is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -109,79 +112,104 @@ pub(crate) enum Spec {
     Prefix(Vec<String>, Kind),
 }
 
-/// One matcher's automaton.
+/// One automaton: a matcher's, or several matchers' of one rule set
+/// compiled together (pattern `i` answering for `targets[i]` of its [`Comp`]).
 #[derive(Debug)]
 pub(crate) struct Lang {
     dfa: dense::DFA<Vec<u32>>,
     start: StateID,
-    /// Built as `.*r.*`: a mid-input match state settles it.
+    /// One pattern built as `.*r.*`: a mid-input match state settles it.
     searched: bool,
     /// Reads command text: the word separator NUL is read as a space.
     nul_as_space: bool,
 }
 
-impl Lang {
-    pub(crate) fn build(spec: &Spec) -> Result<Lang, String> {
+/// A spec as a pattern: its HIR, whether it is searched, whether it reads
+/// command text, and whether it needs quit bytes (a Unicode word boundary).
+struct Part {
+    hir: Hir,
+    searched: bool,
+    nul_as_space: bool,
+    quits: bool,
+}
+
+impl Part {
+    fn of(spec: &Spec) -> Result<Part, String> {
         let text = |k: &Kind| *k == Kind::Command;
-        match spec {
-            Spec::Domain(Kind::Path) => Lang::from_pattern(
-                r"/|(?:/(?:[^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+))+",
-                true,
-                false,
-                false,
-            ),
-            Spec::Domain(Kind::Command) => Lang::from_pattern(r"(?s:.)*", true, false, false),
-            Spec::Domain(Kind::Raw) => Lang::from_pattern(r"[^\x00]*", true, false, false),
+        let plain = |hir: Hir| Part { hir, searched: false, nul_as_space: false, quits: false };
+        let user = |hir: Hir, searched: bool, k: &Kind| {
+            let quits = hir.properties().look_set().contains_word_unicode();
+            Part { hir, searched, nul_as_space: text(k), quits }
+        };
+        Ok(match spec {
+            Spec::Domain(Kind::Path) => {
+                plain(pattern(r"/|(?:/(?:[^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+))+")?)
+            }
+            Spec::Domain(Kind::Command) => plain(pattern(r"(?s:.)*")?),
+            Spec::Domain(Kind::Raw) => plain(pattern(r"[^\x00]*")?),
             // globset matches with `.` matching newlines too (its own
             // matcher, which the reference interpreter uses, sets it).
-            Spec::Glob(re) => {
-                let hir = regex_syntax::ParserBuilder::new()
+            Spec::Glob(re) => plain(
+                regex_syntax::ParserBuilder::new()
                     .utf8(false)
                     .dot_matches_new_line(true)
                     .build()
                     .parse(re)
-                    .map_err(|e| e.to_string())?;
-                Lang::from_hir(&hir, false, false, false)
-            }
-            Spec::Search(re, k) => {
-                let hir = Hir::concat(vec![any_star(), user_hir(re)?, any_star()]);
-                Lang::from_hir(&hir, true, true, text(k))
-            }
-            Spec::AtStart(re, k) => {
-                let hir = Hir::concat(vec![user_hir(re)?, any_star()]);
-                Lang::from_hir(&hir, true, false, text(k))
-            }
+                    .map_err(|e| e.to_string())?,
+            ),
+            Spec::Search(re, k) => user(Hir::concat(vec![any_star(), user_hir(re)?, any_star()]), true, k),
+            Spec::AtStart(re, k) => user(Hir::concat(vec![user_hir(re)?, any_star()]), false, k),
             Spec::MidWord(re, k) => {
                 let head = user_hir(r"(?s:.*)\w\B")?;
-                let hir = Hir::concat(vec![head, user_hir(re)?, any_star()]);
-                Lang::from_hir(&hir, true, true, text(k))
+                user(Hir::concat(vec![head, user_hir(re)?, any_star()]), true, k)
             }
             Spec::Prefix(words, Kind::Raw) => {
                 // `split_whitespace` words: Unicode White_Space, as `\s` is.
                 let body: Vec<String> = words.iter().map(|w| regex_syntax::escape(w)).collect();
-                Lang::from_pattern(&format!(r"(?s)\s*{}(?:\s.*)?", body.join(r"\s+")), true, false, false)
+                plain(pattern(&format!(r"(?s)\s*{}(?:\s.*)?", body.join(r"\s+")))?)
             }
             Spec::Prefix(words, _) => {
                 let body: Vec<String> = words.iter().map(|w| regex_syntax::escape(w)).collect();
-                Lang::from_pattern(&format!(r"(?s){}(?:\x00.*)?", body.join(r"\x00")), true, false, false)
+                plain(pattern(&format!(r"(?s){}(?:\x00.*)?", body.join(r"\x00")))?)
             }
+        })
+    }
+}
+
+fn pattern(p: &str) -> Result<Hir, String> {
+    regex_syntax::ParserBuilder::new().build().parse(p).map_err(|e| e.to_string())
+}
+
+impl Lang {
+    pub(crate) fn build(spec: &Spec) -> Result<Lang, String> {
+        let part = Part::of(spec)?;
+        Lang::from_hirs(&[part.hir], part.searched, part.nul_as_space)
+    }
+
+    /// One automaton for several specs that read the same encoding and need
+    /// no quit bytes. Pattern ids are their indexes.
+    fn build_many(specs: &[Spec]) -> Result<Lang, String> {
+        let parts: Vec<Part> = specs.iter().map(Part::of).collect::<Result<_, _>>()?;
+        let nul_as_space = parts.first().is_some_and(|p| p.nul_as_space);
+        if parts.iter().any(|p| p.quits || p.nul_as_space != nul_as_space) {
+            return Err("these patterns cannot share an automaton".into());
         }
+        let hirs: Vec<Hir> = parts.into_iter().map(|p| p.hir).collect();
+        Lang::from_hirs(&hirs, false, nul_as_space)
     }
 
-    fn from_pattern(pattern: &str, utf8: bool, searched: bool, nul_as_space: bool) -> Result<Lang, String> {
-        let hir = regex_syntax::ParserBuilder::new().utf8(utf8).build().parse(pattern).map_err(|e| e.to_string())?;
-        Lang::from_hir(&hir, utf8, searched, nul_as_space)
-    }
-
-    fn from_hir(hir: &Hir, utf8: bool, searched: bool, nul_as_space: bool) -> Result<Lang, String> {
+    fn from_hirs(hirs: &[Hir], searched: bool, nul_as_space: bool) -> Result<Lang, String> {
+        // Searches are anchored, so UTF-8 mode (which only shapes unanchored
+        // prefixes and empty matches) is off, and byte-oriented glob
+        // patterns may share an automaton with Unicode ones.
         let nfa = thompson::Compiler::new()
             .configure(
                 thompson::Config::new()
-                    .utf8(utf8)
+                    .utf8(false)
                     .which_captures(thompson::WhichCaptures::None)
                     .nfa_size_limit(Some(NFA_BYTES)),
             )
-            .build_from_hir(hir)
+            .build_many_from_hir(hirs)
             .map_err(|e| e.to_string())?;
         let dfa = dense::Builder::new()
             .configure(
@@ -197,7 +225,7 @@ impl Lang {
             .build_from_nfa(&nfa)
             .map_err(|e| e.to_string())?;
         let start = dfa.start_state(&start::Config::new().anchored(Anchored::Yes)).map_err(|e| e.to_string())?;
-        Ok(Lang { dfa, start, searched, nul_as_space })
+        Ok(Lang { dfa, start, searched: searched && hirs.len() == 1, nul_as_space })
     }
 
     fn byte(&self, b: u8) -> u8 {
@@ -222,31 +250,44 @@ impl Lang {
         }
     }
 
-    fn at_end(&self, s: St) -> Tri {
+    /// The answer of each pattern at the end of the subject.
+    fn at_end(&self, s: St, out: &mut Vec<Tri>, patterns: usize) {
+        out.clear();
         match s {
             St::Live(id) => {
-                if self.dfa.is_match_state(self.dfa.next_eoi_state(id)) {
-                    Tri::Yes
-                } else {
-                    Tri::No
+                out.resize(patterns, Tri::No);
+                let e = self.dfa.next_eoi_state(id);
+                if self.dfa.is_match_state(e) {
+                    for i in 0..self.dfa.match_len(e) {
+                        if let Some(t) = out.get_mut(self.dfa.match_pattern(e, i).as_usize()) {
+                            *t = Tri::Yes;
+                        }
+                    }
                 }
             }
-            St::Settled => Tri::Yes,
-            St::Unknown => Tri::Maybe,
-            St::Dead => Tri::No,
+            St::Settled => out.resize(patterns, Tri::Yes),
+            St::Unknown => out.resize(patterns, Tri::Maybe),
+            St::Dead => out.resize(patterns, Tri::No),
         }
     }
 
-    /// Whether the automaton accepts `subject` (bytes in its own encoding).
-    pub(crate) fn accepts(&self, subject: &[u8]) -> Tri {
+    fn run(&self, subject: &[u8]) -> St {
         let mut s = St::Live(self.start);
         for &b in subject {
             match self.step(s, b) {
-                None => return Tri::No,
+                None => return St::Dead,
                 Some(n) => s = n,
             }
         }
-        self.at_end(s)
+        s
+    }
+
+    /// Whether the automaton's first pattern accepts `subject` (bytes in its
+    /// own encoding).
+    pub(crate) fn accepts(&self, subject: &[u8]) -> Tri {
+        let mut out = Vec::new();
+        self.at_end(self.run(subject), &mut out, 1);
+        out.first().copied().unwrap_or(Tri::No)
     }
 }
 
@@ -262,17 +303,66 @@ fn any_star() -> Hir {
 /// Builds each automaton once per lint run.
 #[derive(Default)]
 pub(crate) struct Cache {
-    langs: HashMap<Spec, Result<std::rc::Rc<Lang>, String>>,
+    langs: HashMap<Spec, Result<Rc<Lang>, String>>,
+    many: HashMap<Vec<Spec>, Result<Rc<Lang>, String>>,
 }
 
 impl Cache {
-    pub(crate) fn get(&mut self, spec: &Spec) -> Result<std::rc::Rc<Lang>, String> {
+    pub(crate) fn get(&mut self, spec: &Spec) -> Result<Rc<Lang>, String> {
         if let Some(found) = self.langs.get(spec) {
             return found.clone();
         }
-        let built = Lang::build(spec).map(std::rc::Rc::new);
+        let built = Lang::build(spec).map(Rc::new);
         self.langs.insert(spec.clone(), built.clone());
         built
+    }
+
+    fn get_many(&mut self, specs: &[Spec]) -> Result<Rc<Lang>, String> {
+        if let Some(found) = self.many.get(specs) {
+            return found.clone();
+        }
+        let built = Lang::build_many(specs).map(Rc::new);
+        self.many.insert(specs.to_vec(), built.clone());
+        built
+    }
+
+    /// The components for matchers `(spec, slot, negated)`: those that can
+    /// share an automaton share one (what the compiled program does too);
+    /// regexes with a Unicode word boundary, which need quit bytes, get one
+    /// each. Also returns the slots whose automaton could not be built.
+    pub(crate) fn comps(&mut self, items: Vec<(Spec, usize, bool)>) -> (Vec<Comp>, Vec<(usize, String)>) {
+        let mut comps = Vec::new();
+        let mut failed = Vec::new();
+        let mut groups: Vec<(bool, Vec<(Spec, usize, bool)>)> = Vec::new();
+        let mut single = Vec::new();
+        for item in items {
+            match Part::of(&item.0) {
+                Ok(p) if !p.quits => match groups.iter_mut().find(|(n, _)| *n == p.nul_as_space) {
+                    Some((_, g)) => g.push(item),
+                    None => groups.push((p.nul_as_space, vec![item])),
+                },
+                Ok(_) => single.push(item),
+                Err(e) => failed.push((item.1, e)),
+            }
+        }
+        for (_, group) in groups {
+            if group.len() < 2 {
+                single.extend(group);
+                continue;
+            }
+            let specs: Vec<Spec> = group.iter().map(|(s, _, _)| s.clone()).collect();
+            match self.get_many(&specs) {
+                Ok(lang) => comps.push(Comp { lang, targets: group.iter().map(|(_, slot, neg)| (*slot, *neg)).collect() }),
+                Err(_) => single.extend(group),
+            }
+        }
+        for (spec, slot, negated) in single {
+            match self.get(&spec) {
+                Ok(lang) => comps.push(Comp::one(lang, slot, negated)),
+                Err(e) => failed.push((slot, e)),
+            }
+        }
+        (comps, failed)
     }
 }
 
@@ -284,25 +374,37 @@ enum St {
     Settled,
     /// The automaton quit (a Unicode word boundary after non-ASCII).
     Unknown,
-    /// Dead, kept only for negated matchers (dead means the negation holds).
+    /// Dead, kept only for automata with negated patterns.
     Dead,
 }
 
-/// One matcher in a search, answering for `slot` (negated: when it does not match).
+/// One automaton in a search; pattern `i` answers for slot `targets[i].0`
+/// (negated when `targets[i].1`: the slot matches when the pattern does not).
 pub(crate) struct Comp {
-    pub lang: std::rc::Rc<Lang>,
-    pub slot: usize,
-    pub negated: bool,
+    pub lang: Rc<Lang>,
+    pub targets: Vec<(usize, bool)>,
+}
+
+impl Comp {
+    pub(crate) fn one(lang: Rc<Lang>, slot: usize, negated: bool) -> Comp {
+        Comp { lang, targets: vec![(slot, negated)] }
+    }
+
+    fn negates(&self) -> bool {
+        self.targets.iter().any(|(_, n)| *n)
+    }
 }
 
 /// A product search: which slots match each subject of a domain.
 pub(crate) struct Search {
     pub kind: Kind,
-    pub domain: std::rc::Rc<Lang>,
+    pub domain: Rc<Lang>,
     pub comps: Vec<Comp>,
     /// Per slot, the answer before any matcher: `Yes` for a rule that matches
     /// every item, `Maybe` for one whose automaton could not be built.
     pub base: Vec<Tri>,
+    /// Explore only subjects this slot can still match.
+    pub focus: Option<usize>,
 }
 
 /// The path to one product state: its shortest input.
@@ -325,11 +427,6 @@ impl Trail<'_> {
     }
 }
 
-/// Remaining work for the whole lint run, in automaton steps.
-pub(crate) struct Budget {
-    pub steps: u64,
-}
-
 type Key = (StateID, Box<[(u32, St)]>);
 
 impl Search {
@@ -337,8 +434,9 @@ impl Search {
     /// calling `visit` with each slot's answer. Returns whether the walk was
     /// complete (it stops early when `visit` breaks, or a limit is reached:
     /// then `false`).
-    pub(crate) fn run(&self, budget: &mut Budget, mut visit: impl FnMut(&[Tri], &Trail) -> ControlFlow<()>) -> bool {
+    pub(crate) fn run(&self, mut visit: impl FnMut(&[Tri], &Trail) -> ControlFlow<()>) -> bool {
         let reps = self.representatives();
+        let mut steps = WALK_STEPS;
         let mut parents: Vec<(u32, u8)> = vec![(0, 0)];
         let start_comps: Vec<(u32, St)> = self
             .comps
@@ -346,15 +444,16 @@ impl Search {
             .enumerate()
             .filter_map(|(i, c)| {
                 let s = if c.lang.dfa.is_dead_state(c.lang.start) { St::Dead } else { St::Live(c.lang.start) };
-                (s != St::Dead || c.negated).then_some((i as u32, s))
+                (s != St::Dead || c.negates()).then_some((i as u32, s))
             })
             .collect();
         let start: Key = (self.domain.start, start_comps.into_boxed_slice());
-        let mut seen: HashMap<Key, u32> = HashMap::new();
+        let mut seen: HashMap<Key, u32, Fx> = HashMap::default();
         let mut queue: VecDeque<(u32, Key)> = VecDeque::new();
         seen.insert(start.clone(), 0);
         queue.push_back((0, start));
         let mut status = vec![Tri::No; self.base.len()];
+        let mut answers: Vec<Tri> = Vec::new();
         while let Some((id, (dom, comps))) = queue.pop_front() {
             let dfa = &self.domain.dfa;
             let accepted = dfa.is_match_state(dfa.next_eoi_state(dom));
@@ -363,11 +462,16 @@ impl Search {
                 status.copy_from_slice(&self.base);
                 for &(ci, s) in comps.iter() {
                     let c = &self.comps[ci as usize];
-                    let mut t = c.lang.at_end(s);
-                    if c.negated {
-                        t = t.not();
+                    c.lang.at_end(s, &mut answers, c.targets.len());
+                    apply(&mut status, &c.targets, &answers);
+                }
+                // Automata that died answer no, so their negated patterns hold.
+                for (ci, c) in self.comps.iter().enumerate() {
+                    if c.negates() && !comps.iter().any(|&(i, _)| i as usize == ci) {
+                        answers.clear();
+                        answers.resize(c.targets.len(), Tri::No);
+                        apply(&mut status, &c.targets, &answers);
                     }
-                    status[c.slot] = status[c.slot].or(t);
                 }
                 let trail = Trail { parents: &parents, id };
                 if visit(&status, &trail).is_break() {
@@ -378,11 +482,10 @@ impl Search {
                 }
             }
             let cost = 1 + comps.len() as u64 * reps.len() as u64;
-            if budget.steps < cost || seen.len() >= MAX_NODES {
-                budget.steps = budget.steps.saturating_sub(cost);
+            if steps < cost || seen.len() >= MAX_NODES {
                 return false;
             }
-            budget.steps -= cost;
+            steps -= cost;
             for &b in &reps {
                 let nd = dfa.next_state(dom, b);
                 if dfa.is_dead_state(nd) {
@@ -393,8 +496,15 @@ impl Search {
                     let c = &self.comps[ci as usize];
                     match c.lang.step(s, b) {
                         Some(n) => next.push((ci, n)),
-                        None if c.negated => next.push((ci, St::Dead)),
+                        None if c.negates() => next.push((ci, St::Dead)),
                         None => {}
+                    }
+                }
+                if let Some(f) = self.focus {
+                    let alive = self.base.get(f).is_some_and(|b| *b != Tri::No)
+                        || next.iter().any(|&(ci, _)| self.comps[ci as usize].targets.iter().any(|(slot, _)| *slot == f));
+                    if !alive {
+                        continue;
                     }
                 }
                 let key: Key = (nd, next.into_boxed_slice());
@@ -415,12 +525,10 @@ impl Search {
             return None;
         }
         let mut status = self.base.clone();
+        let mut answers = Vec::new();
         for c in &self.comps {
-            let mut t = c.lang.accepts(bytes);
-            if c.negated {
-                t = t.not();
-            }
-            status[c.slot] = status[c.slot].or(t);
+            c.lang.at_end(c.lang.run(bytes), &mut answers, c.targets.len());
+            apply(&mut status, &c.targets, &answers);
         }
         Some(status)
     }
@@ -442,14 +550,22 @@ impl Search {
 
     /// One byte per class of the joint alphabet, most readable first.
     fn representatives(&self) -> Vec<u8> {
-        let mut best: HashMap<Vec<u8>, u8> = HashMap::new();
+        // Refine the domain's byte classes by each automaton's.
+        let mut class = [0u16; 256];
         for b in 0..=255u8 {
-            let mut key = Vec::with_capacity(1 + self.comps.len());
-            key.push(self.domain.dfa.byte_classes().get(b));
-            for c in &self.comps {
-                key.push(c.lang.dfa.byte_classes().get(c.lang.byte(b)));
+            class[b as usize] = self.domain.dfa.byte_classes().get(b) as u16;
+        }
+        for c in &self.comps {
+            let mut ids: HashMap<(u16, u8), u16, Fx> = HashMap::default();
+            for b in 0..=255u8 {
+                let key = (class[b as usize], c.lang.dfa.byte_classes().get(c.lang.byte(b)));
+                let next = ids.len() as u16;
+                class[b as usize] = *ids.entry(key).or_insert(next);
             }
-            let e = best.entry(key).or_insert(b);
+        }
+        let mut best: HashMap<u16, u8, Fx> = HashMap::default();
+        for b in 0..=255u8 {
+            let e = best.entry(class[b as usize]).or_insert(b);
             if rank(b) < rank(*e) {
                 *e = b;
             }
@@ -457,6 +573,47 @@ impl Search {
         let mut reps: Vec<u8> = best.into_values().collect();
         reps.sort_by_key(|&b| rank(b));
         reps
+    }
+}
+
+/// A fast, non-cryptographic hasher for the walk's own keys (FxHash).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut buf = [0u8; 8];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(buf));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+pub(crate) type Fx = std::hash::BuildHasherDefault<FxHasher>;
+
+/// Folds one automaton's per-pattern answers into the slots they answer for.
+fn apply(status: &mut [Tri], targets: &[(usize, bool)], answers: &[Tri]) {
+    for (&(slot, negated), &t) in targets.iter().zip(answers) {
+        if let Some(s) = status.get_mut(slot) {
+            *s = s.or(if negated { t.not() } else { t });
+        }
     }
 }
 
@@ -577,15 +734,16 @@ mod tests {
         let s = Search {
             kind: Kind::Path,
             domain: cache.get(&Spec::Domain(Kind::Path)).unwrap(),
-            comps: vec![Comp {
-                lang: cache.get(&Spec::Glob(crate::lower::patterns::glob_regex("**/.env").unwrap())).unwrap(),
-                slot: 0,
-                negated: false,
-            }],
+            comps: vec![Comp::one(
+                cache.get(&Spec::Glob(crate::lower::patterns::glob_regex("**/.env").unwrap())).unwrap(),
+                0,
+                false,
+            )],
             base: vec![Tri::No],
+            focus: None,
         };
         let mut found = None;
-        let done = s.run(&mut Budget { steps: u64::MAX }, |st, trail| {
+        let done = s.run(|st, trail| {
             if st[0] == Tri::Yes {
                 found = Some(show(Kind::Path, &trail.bytes()));
                 return ControlFlow::Break(());

@@ -10,7 +10,7 @@
 
 use super::claims::{Claim, Expect, Subject};
 use super::lang::{Comp, Kind, Search, Spec, Tri};
-use super::sets::{groups, matcher_spec};
+use super::sets::matcher_spec;
 use super::{Ctx, kind_word, labels};
 use crate::diag::Diagnostic;
 use crate::lower::{ResolvedMatcher, ResolvedRule, RuleList};
@@ -22,9 +22,9 @@ const PLAINLY_ALL_GLOBS: &[&str] = &["**", "/**", "**/*", "/**/*"];
 const PLAINLY_ALL_REGEXES: &[&str] = &["", ".*", "^", "$", "^.*", ".*$", "^.*$", "(?s).*", "(?s:.*)", "^(?s:.*)$"];
 
 /// The subject kinds each rule of `list` meets, from its rule sets.
-pub(crate) fn kinds_by_rule(cx: &Ctx, list: &RuleList) -> Vec<BTreeSet<Kind>> {
+pub(crate) fn kinds_by_rule(cx: &Ctx, pid: u32, list: &RuleList) -> Vec<BTreeSet<Kind>> {
     let mut out = vec![BTreeSet::new(); list.rules.len()];
-    for g in groups(cx.low, &[list]) {
+    for g in cx.groups(pid, list).iter() {
         let Some(k) = g.kind.subject() else { continue };
         for &r in &g.members[0] {
             if let Some(set) = out.get_mut(r as usize) {
@@ -36,7 +36,7 @@ pub(crate) fn kinds_by_rule(cx: &Ctx, list: &RuleList) -> Vec<BTreeSet<Kind>> {
 }
 
 pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
-    let kinds = kinds_by_rule(cx, list);
+    let kinds = kinds_by_rule(cx, pid, list);
     for (i, r) in list.rules.iter().enumerate() {
         if r.gate || r.matchers.is_empty() {
             continue;
@@ -75,17 +75,20 @@ fn show_matcher(m: &ResolvedMatcher) -> String {
 /// One search over a rule's matchers of kind `k`, one slot per matcher.
 fn search(cx: &mut Ctx, r: &ResolvedRule, k: Kind) -> Result<(Search, Vec<usize>), String> {
     let domain = cx.cache.get(&Spec::Domain(k))?;
-    let mut comps = Vec::new();
+    let mut items = Vec::new();
     let mut which = Vec::new();
     for (mi, m) in r.matchers.iter().enumerate() {
         if let Some((spec, negated)) = matcher_spec(m, k) {
-            let lang = cx.cache.get(&spec)?;
-            comps.push(Comp { lang, slot: which.len(), negated });
+            items.push((spec, which.len(), negated));
             which.push(mi);
         }
     }
+    let (comps, failed) = cx.cache.comps(items);
+    if let Some((_, why)) = failed.into_iter().next() {
+        return Err(why);
+    }
     let base = vec![Tri::No; which.len()];
-    Ok((Search { kind: k, domain, comps, base }, which))
+    Ok((Search { kind: k, domain, comps, base, focus: None }, which))
 }
 
 fn universal(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, k: Kind) {
@@ -103,7 +106,7 @@ fn universal(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, k: Kind) {
     // A subject the first matcher misses but the rule matches, naming the
     // matcher that takes it; else the shortest subject.
     let mut example: Option<(Vec<u8>, Option<usize>)> = None;
-    let complete = s.run(&mut cx.budget, |st, trail| {
+    let complete = s.run(|st, trail| {
         let any = st.iter().copied().fold(Tri::No, Tri::or);
         if any != Tri::Yes {
             refuted = true;
@@ -165,10 +168,10 @@ fn claim_sites(cx: &Ctx, pid: u32, ri: u32, k: Kind, subject: &Subject) -> Vec<C
     let Some(crate::lower::PolicyBody::Rules(list)) = cx.low.policies.get(pid as usize).map(|p| &p.body) else {
         return Vec::new();
     };
-    groups(cx.low, &[list])
-        .into_iter()
+    cx.groups(pid, list)
+        .iter()
         .filter(|g| g.kind.subject() == Some(k) && g.members[0].contains(&ri))
-        .flat_map(|g| g.sites.into_iter().take(1))
+        .flat_map(|g| g.sites.first().cloned())
         .take(1)
         .map(|(tool, op)| Claim { policy: pid, tool, op, subject: subject.clone(), expect: Expect::Matches(ri, true) })
         .collect()
@@ -198,9 +201,9 @@ fn empty(cx: &mut Ctx, pid: u32, r: &ResolvedRule, m: &ResolvedMatcher, kinds: &
                 return cx.limit(pid, r, "empty-matcher", &format!("an automaton exceeds the analysis limits ({why})"));
             }
         };
-        let s = Search { kind: k, domain, comps: vec![Comp { lang, slot: 0, negated }], base: vec![Tri::No] };
+        let s = Search { kind: k, domain, comps: vec![Comp::one(lang, 0, negated)], base: vec![Tri::No], focus: None };
         let mut hit = false;
-        let complete = s.run(&mut cx.budget, |st, _| {
+        let complete = s.run(|st, _| {
             if st[0] != Tri::No {
                 hit = true;
                 return ControlFlow::Break(());

@@ -6,10 +6,19 @@
 //! Covered elsewhere: an empty `all()` (`permc::empty-all`) and a cwd gate
 //! with patterns (`permc::gate-with-patterns`) when lowering; a broad allow
 //! before a narrow deny (`permc::partly-shadowed`, `permc::shadowed-rule`);
-//! an unanchored exec pattern (`permc::unanchored-regex`).
+//! an unanchored exec pattern (`permc::unanchored-regex`); a grant that
+//! cannot skip approval (`permc::inert-grant`, in `dead`, which has the
+//! composition walk).
+//!
+//! Not lintable from a `.perm` file today: an empty `grants ""` (lowering
+//! keeps no trace of an empty statement: it would need the statement's
+//! location in the lowered policy), an empty child rule list and interrupt
+//! rules without guidance under a `guide` deny policy (both are host
+//! settings of the session API; `Session::warnings` reports the latter).
 
 use super::claims::{Claim, Expect, Subject};
-use super::sets::{Slots, deciders, groups};
+use super::lang::Tri;
+use super::sets::{Slots, deciders};
 use super::{Ctx, also, labels};
 use crate::diag::Diagnostic;
 use crate::lower::{PolicyBody, RuleList};
@@ -106,7 +115,7 @@ fn wildcard_tool_deny(cx: &mut Ctx) {
 
 /// Whether the wildcard rule `w` decides (denies) some item of tool `t`, with a claim.
 fn blocks(cx: &mut Ctx, pid: u32, list: &RuleList, w: u32, t: &str, named: bool) -> Option<Claim> {
-    for g in groups(cx.low, &[list]) {
+    for g in cx.groups(pid, list).iter() {
         let Some(site) = g.sites.iter().find(|(tool, _)| if named { tool.as_deref() == Some(t) } else { tool.is_none() }).cloned() else {
             continue;
         };
@@ -114,15 +123,15 @@ fn blocks(cx: &mut Ctx, pid: u32, list: &RuleList, w: u32, t: &str, named: bool)
             continue;
         }
         let slots = Slots::new(cx, &[list], &g);
+        let Some(ws) = slots.rules.iter().position(|&(_, r)| r == w) else { continue };
         let order: Vec<u32> = slots.rules.iter().map(|&(_, r)| r).collect();
         let mut found = None;
-        let mut pairs = Vec::new();
-        slots.run(cx, |st, subject| {
-            pairs.clear();
-            pairs.extend(order.iter().copied().zip(st.iter().copied()));
+        let upto: Vec<usize> = (0..=ws).collect();
+        slots.walk(&upto, Some(ws), |st, bytes| {
+            let pairs: Vec<(u32, Tri)> = order.iter().copied().zip(st.iter().copied()).collect();
             let (ds, sure) = deciders(list, &pairs, &[], false);
             if sure && ds.first() == Some(&Some(w)) {
-                found = Some(subject());
+                found = Some(slots.subject(&bytes()));
                 return ControlFlow::Break(());
             }
             ControlFlow::Continue(())

@@ -7,7 +7,9 @@
 //! once, which rules match it. From that:
 //!
 //! - [`first_match`]: `permc::shadowed-rule`, `permc::partly-shadowed`;
-//! - [`dead`]: `permc::dead-allow` under `combine strictest` and across `all(...)`;
+//! - [`dead`]: `permc::dead-allow` under `combine strictest` and across
+//!   `all(...)`, and `permc::inert-grant` (a grant another member still asks
+//!   about: AgentLane's composition trap);
 //! - [`matchers`]: `permc::universal-rule`, `permc::empty-matcher`;
 //! - [`commands`]: `permc::unanchored-regex`, `permc::exec-wrapper-allow`;
 //! - [`mistakes`]: the documented mistakes of the reference systems
@@ -31,15 +33,15 @@ mod sets;
 
 pub use claims::{Claim, Expect, Subject};
 
+/// `permc::analysis-limit` notes per policy before the rest are summed up.
+const LIMIT_NOTES: usize = 5;
+
 use crate::diag::Diagnostic;
 use crate::lower::{Lowered, PolicyBody, ResolvedRule};
 use crate::syntax::ast::Effect;
 use crate::syntax::loc::{Loc, SourceMap};
-use lang::{Budget, Cache, Kind};
+use lang::{Cache, Kind};
 use std::collections::HashSet;
-
-/// Automaton steps one `lint` run may spend in product walks.
-const STEPS: u64 = 400_000_000;
 
 /// One finding and what its witness demonstrates.
 #[derive(Debug, Clone)]
@@ -85,16 +87,19 @@ pub(crate) struct Ctx<'a> {
     pub low: &'a Lowered,
     sources: &'a SourceMap,
     pub cache: Cache,
-    pub budget: Budget,
     out: Vec<Finding>,
     seen: HashSet<(&'static str, Option<Loc>, String)>,
     /// Rules already noted as too large to analyse.
     limited: HashSet<Loc>,
+    /// Per policy, limit notes given, and those held back past the first few.
+    limit_counts: std::collections::BTreeMap<u32, (usize, usize)>,
+    /// The rule-set groups of each policy, computed once.
+    groups: std::cell::RefCell<std::collections::HashMap<u32, std::rc::Rc<Vec<sets::Group>>>>,
 }
 
 impl<'a> Ctx<'a> {
     fn new(low: &'a Lowered, sources: &'a SourceMap) -> Self {
-        Ctx { low, sources, cache: Cache::default(), budget: Budget { steps: STEPS }, out: Vec::new(), seen: HashSet::new(), limited: HashSet::new() }
+        Ctx { low, sources, cache: Cache::default(), out: Vec::new(), seen: HashSet::new(), limited: HashSet::new(), limit_counts: Default::default(), groups: Default::default() }
     }
 
     /// Records a finding once (a preset's rule can reach the same finding
@@ -123,6 +128,12 @@ impl<'a> Ctx<'a> {
         if !self.limited.insert(rule.loc) {
             return;
         }
+        let counts = self.limit_counts.entry(pid).or_default();
+        if counts.0 >= LIMIT_NOTES {
+            counts.1 += 1;
+            return;
+        }
+        counts.0 += 1;
         let home = self.home(pid);
         let d = Diagnostic::warning("permc::analysis-limit", format!("rule `{}` is too large to analyse", rule.label));
         let d = labels(d, rule, home, "not analysed");
@@ -132,6 +143,12 @@ impl<'a> Ctx<'a> {
             )),
             Vec::new(),
         );
+    }
+
+    /// The rule-set groups of policy `pid` (whose rules are `list`).
+    pub(crate) fn groups(&self, pid: u32, list: &crate::lower::RuleList) -> std::rc::Rc<Vec<sets::Group>> {
+        let mut cache = self.groups.borrow_mut();
+        cache.entry(pid).or_insert_with(|| std::rc::Rc::new(sets::groups(self.low, &[list]))).clone()
     }
 
     /// The file of a policy's definition: labels prefer locations there.
@@ -144,6 +161,17 @@ impl<'a> Ctx<'a> {
     }
 
     fn finish(mut self) -> Vec<Finding> {
+        let held: Vec<(u32, usize)> = self.limit_counts.iter().filter(|(_, c)| c.1 > 0).map(|(p, c)| (*p, c.1)).collect();
+        for (pid, n) in held {
+            let Some(p) = self.low.policies.get(pid as usize) else { continue };
+            let d = Diagnostic::warning(
+                "permc::analysis-limit",
+                format!("{n} more rule(s) of policy `{}` are too large to analyse", p.name),
+            )
+            .label(p.loc, "not fully analysed")
+            .help("their analyses stopped at the limits; they were skipped, not judged");
+            self.push(d, Vec::new());
+        }
         self.out.sort_by_key(|f| f.diagnostic.loc().map(|l| (l.file, l.start)));
         self.out
     }

@@ -4,7 +4,8 @@
 
 use super::Ctx;
 use super::claims::Subject;
-use super::lang::{Comp, Kind, Search, Spec, Trail, Tri};
+use super::lang::{Comp, Kind, Lang, Search, Spec, Trail, Tri};
+use std::rc::Rc;
 use crate::lower::{Lowered, OpKind, ResolvedMatcher, ResolvedRule, RuleList};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -125,12 +126,21 @@ pub(crate) fn matcher_spec(m: &ResolvedMatcher, kind: Kind) -> Option<(Spec, boo
     }
 }
 
-/// One slot per rule (gates excluded: the caller decides when they fire).
+/// Witnesses a candidate search collects before it stops.
+const CANDIDATES: usize = 12;
+
+/// One slot per rule of a group (gates excluded: the callers decide when
+/// they fire), each with its matchers' automata.
 pub(crate) struct Slots {
     /// Slot -> (list number, rule index).
     pub rules: Vec<(usize, u32)>,
-    pub search: Option<Search>,
+    /// Per slot, the answer before any matcher: `Yes` for a rule without
+    /// patterns, `Maybe` for one whose automaton could not be built.
     pub base: Vec<Tri>,
+    kind: Option<Kind>,
+    domain: Option<Rc<Lang>>,
+    /// Per slot, its matchers' automata and whether each is negated.
+    langs: Vec<Vec<(Rc<Lang>, bool)>>,
     /// Rules whose automaton could not be built, with why.
     pub failed: Vec<(usize, u32, String)>,
 }
@@ -140,7 +150,7 @@ impl Slots {
     pub(crate) fn new(cx: &mut Ctx, lists: &[&RuleList], group: &Group) -> Slots {
         let mut rules = Vec::new();
         let mut base = Vec::new();
-        let mut comps = Vec::new();
+        let mut langs = Vec::new();
         let mut failed = Vec::new();
         let kind = group.kind.subject();
         for (li, members) in group.members.iter().enumerate() {
@@ -149,47 +159,90 @@ impl Slots {
                 if r.gate {
                     continue;
                 }
-                let slot = rules.len();
                 rules.push((li, ri));
-                if r.matchers.is_empty() {
-                    base.push(Tri::Yes);
-                    continue;
-                }
-                base.push(Tri::No);
-                let Some(kind) = kind else { continue };
-                for (spec, negated) in matcher_specs(r, kind) {
+                let mut mine = Vec::new();
+                let mut b = if r.matchers.is_empty() { Tri::Yes } else { Tri::No };
+                for (spec, negated) in kind.map(|k| matcher_specs(r, k)).unwrap_or_default() {
                     match cx.cache.get(&spec) {
-                        Ok(lang) => comps.push(Comp { lang, slot, negated }),
+                        Ok(lang) => mine.push((lang, negated)),
                         Err(e) => {
-                            base[slot] = base[slot].or(Tri::Maybe);
+                            b = b.or(Tri::Maybe);
                             failed.push((li, ri, e));
                         }
                     }
                 }
+                base.push(b);
+                langs.push(mine);
             }
         }
-        let search = match kind {
-            Some(k) => match cx.cache.get(&Spec::Domain(k)) {
-                Ok(domain) => Some(Search { kind: k, domain, comps, base: base.clone() }),
-                Err(_) => None,
-            },
-            None => None,
-        };
-        Slots { rules, search, base, failed }
+        let domain = kind.and_then(|k| cx.cache.get(&Spec::Domain(k)).ok());
+        Slots { rules, base, kind, domain, langs, failed }
     }
 
-    /// Calls `visit` for every class of input of the group's kind (once for
-    /// bare items). Returns whether every class was visited.
-    pub(crate) fn run(&self, cx: &mut Ctx, mut visit: impl FnMut(&[Tri], &dyn Fn() -> Subject) -> ControlFlow<()>) -> bool {
-        match &self.search {
-            Some(search) => {
-                let kind = search.kind;
-                search.run(&mut cx.budget, |st, trail: &Trail| {
-                    visit(st, &|| Subject::from_bytes(kind, &search.prettier(trail.bytes(), st)))
-                })
+    pub(crate) fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Every slot's answer for one subject (bytes in the kind's encoding).
+    pub(crate) fn statuses(&self, bytes: &[u8]) -> Vec<Tri> {
+        let mut st = self.base.clone();
+        for (slot, langs) in self.langs.iter().enumerate() {
+            for (lang, negated) in langs {
+                let t = lang.accepts(bytes);
+                st[slot] = st[slot].or(if *negated { t.not() } else { t });
             }
-            None => visit(&self.base, &|| Subject::Bare).is_continue(),
         }
+        st
+    }
+
+    /// The subject a witness's bytes stand for.
+    pub(crate) fn subject(&self, bytes: &[u8]) -> Subject {
+        match self.kind {
+            Some(k) => Subject::from_bytes(k, bytes),
+            None => Subject::Bare,
+        }
+    }
+
+    /// Walks the subjects of the group's kind, shortest first, with the
+    /// matchers of the slots in `include` (the others answer `No`), calling
+    /// `visit` with every slot's answer and the witness bytes. With `focus`,
+    /// subjects that slot can no longer match are not explored. Bare items
+    /// are one subject. Returns whether the walk was complete.
+    pub(crate) fn walk(
+        &self,
+        include: &[usize],
+        focus: Option<usize>,
+        mut visit: impl FnMut(&[Tri], &dyn Fn() -> Vec<u8>) -> ControlFlow<()>,
+    ) -> bool {
+        let mut base = vec![Tri::No; self.base.len()];
+        for &i in include {
+            base[i] = self.base[i];
+        }
+        let (Some(kind), Some(domain)) = (self.kind, self.domain.clone()) else {
+            return visit(&base, &Vec::new).is_continue();
+        };
+        let comps: Vec<Comp> = include
+            .iter()
+            .flat_map(|&slot| self.langs[slot].iter().map(move |(l, n)| Comp::one(l.clone(), slot, *n)))
+            .collect();
+        let search = Search { kind, domain, comps, base, focus };
+        search.run(|st, trail: &Trail| visit(st, &|| search.prettier(trail.bytes(), st)))
+    }
+
+    /// Up to a few subjects for which `want` holds of the included slots'
+    /// answers (found by a walk that stops early).
+    pub(crate) fn candidates(&self, include: &[usize], focus: Option<usize>, want: impl Fn(&[Tri]) -> bool) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        self.walk(include, focus, |st, bytes| {
+            if want(st) {
+                out.push(bytes());
+                if out.len() >= CANDIDATES {
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        out
     }
 }
 
