@@ -316,11 +316,17 @@ fn check_claim(low: &Lowered, c: &Claim) -> Result<(), String> {
 
 #[test]
 fn every_claim_holds() {
-    // The fixtures' claims are checked by their cases; here, the shipped files.
-    for path in shipped() {
+    // The fixtures' claims are checked by their cases; here, the shipped
+    // files and the conformance suites.
+    let mut paths = shipped();
+    if let Ok(entries) = std::fs::read_dir("tests/conformance") {
+        paths.extend(entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "perm")).map(|p| p.display().to_string()));
+    }
+    for path in paths {
         let policy = load(&path);
         let found = findings(policy.lowered(), policy.sources());
         check_claims(&policy, &found).unwrap_or_else(|e| panic!("{path}: {e}"));
+        check_samples(&policy, &found).unwrap_or_else(|e| panic!("{path}: {e}"));
     }
 }
 

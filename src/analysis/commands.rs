@@ -16,7 +16,8 @@
 //! witness is such a command that the rule matches.
 
 use super::claims::{Claim, Expect, Subject};
-use super::lang::{Comp, Kind, Search, Spec, Tri, encode};
+use super::lang::{Comp, Kind, Spec, Tri, encode};
+use super::walk::Search;
 use super::matchers::kinds_by_rule;
 use super::{Ctx, labels};
 use crate::diag::Diagnostic;

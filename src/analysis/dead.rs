@@ -34,7 +34,7 @@ struct Facts {
 pub(crate) fn check_strictest(cx: &mut Ctx, pid: u32, list: &RuleList) {
     let mut facts: HashMap<u32, Facts> = HashMap::new();
     for group in cx.groups(pid, list).iter() {
-        let slots = Slots::new(cx, &[list], &group);
+        let slots = Slots::new(cx, &[list], group);
         let order: Vec<u32> = slots.rules.iter().map(|&(_, r)| r).collect();
         let site = group.sites.first().cloned().unwrap_or((None, "tool".into()));
         let seen_of = |bytes: &[u8]| Seen { site: site.clone(), subject: slots.subject(bytes) };
@@ -54,9 +54,7 @@ pub(crate) fn check_strictest(cx: &mut Ctx, pid: u32, list: &RuleList) {
                 if allowed {
                     f.may_live = true;
                 } else if let (true, Some(Some(j))) = (sure, ds.first()) {
-                    if !f.killers.contains_key(j) {
-                        f.killers.insert(*j, witness());
-                    }
+                    f.killers.entry(*j).or_insert_with(witness);
                 }
             }
         };
@@ -259,7 +257,9 @@ fn check_pair(cx: &mut Ctx, all: u32, a: u32, b: u32) {
         }
     }
     let home = cx.home(all);
-    let mut inert_grants: BTreeMap<(crate::syntax::loc::FileId, u32, u32), Vec<(u32, Seen, Option<u32>)>> = BTreeMap::new();
+    // Grant statement (by location) -> its inert entries: (rule, witness, `b`'s rule).
+    type Inert = Vec<(u32, Seen, Option<u32>)>;
+    let mut inert_grants: BTreeMap<(crate::syntax::loc::FileId, u32, u32), Inert> = BTreeMap::new();
     let mut keys: Vec<u32> = facts.keys().copied().collect();
     keys.sort_unstable();
     for k in keys {

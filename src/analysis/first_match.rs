@@ -83,10 +83,7 @@ fn record(list: &RuleList, slots: &Slots, st: &[Tri], facts: &mut HashMap<u32, F
         if ds.contains(&Some(k)) {
             f.may_decide = true;
         } else if let Some(j) = first_yes.filter(|&j| j < k) {
-            if !f.covered_by.contains_key(&j) {
-                let w = seen.get_or_insert_with(&mut *witness).clone();
-                f.covered_by.insert(j, w);
-            }
+            f.covered_by.entry(j).or_insert_with(|| seen.get_or_insert_with(&mut *witness).clone());
         }
     }
 }
@@ -105,7 +102,7 @@ pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
     let mut failed_noted: HashSet<u32> = HashSet::new();
 
     for group in cx.groups(pid, list).iter() {
-        let slots = Slots::new(cx, &[list], &group);
+        let slots = Slots::new(cx, &[list], group);
         for (_, ri, why) in &slots.failed {
             if let Some(r) = list.rules.get(*ri as usize).filter(|_| failed_noted.insert(*ri)) {
                 cx.limit(pid, r, "shadowing", &format!("its automaton exceeds the analysis limits ({why})"));

@@ -32,12 +32,8 @@
 //! already matched (a mid-input match state of `.*r.*`) is *settled*: it
 //! matches every extension, so later non-ASCII bytes no longer matter.
 //!
-//! The search is a breadth-first walk of the product of the domain automaton
-//! and every matcher automaton, over the byte classes of all of them, trying
-//! readable bytes first, so that each witness is a shortest input and reads
-//! well. Dead matchers drop out of the product state, so cost follows the
-//! matchers still alive. Size limits apply to every automaton and to every
-//! walk; exceeding one is reported as incomplete, never guessed.
+//! Size limits apply to every automaton; exceeding one is reported, never
+//! guessed. The walks over these automata are in [`super::walk`].
 
 use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::nfa::thompson;
@@ -45,9 +41,8 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 use regex_syntax::hir::{Dot, Hir, Repetition};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::rc::Rc;
-use std::ops::ControlFlow;
 
 /// Heap bytes one matcher's NFA may use.
 const NFA_BYTES: usize = 8 << 20;
@@ -55,10 +50,6 @@ const NFA_BYTES: usize = 8 << 20;
 const DFA_BYTES: usize = 8 << 20;
 /// Working memory for determinising one matcher.
 const DETERMINIZE_BYTES: usize = 16 << 20;
-/// Product states one walk may visit.
-pub(crate) const MAX_NODES: usize = 200_000;
-/// Automaton steps one walk may take.
-const WALK_STEPS: u64 = 50_000_000;
 
 /// What a subject is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -116,8 +107,8 @@ pub(crate) enum Spec {
 /// compiled together (pattern `i` answering for `targets[i]` of its [`Comp`]).
 #[derive(Debug)]
 pub(crate) struct Lang {
-    dfa: dense::DFA<Vec<u32>>,
-    start: StateID,
+    pub(super) dfa: dense::DFA<Vec<u32>>,
+    pub(super) start: StateID,
     /// One pattern built as `.*r.*`: a mid-input match state settles it.
     searched: bool,
     /// Reads command text: the word separator NUL is read as a space.
@@ -228,11 +219,11 @@ impl Lang {
         Ok(Lang { dfa, start, searched: searched && hirs.len() == 1, nul_as_space })
     }
 
-    fn byte(&self, b: u8) -> u8 {
+    pub(super) fn byte(&self, b: u8) -> u8 {
         if self.nul_as_space && b == 0 { b' ' } else { b }
     }
 
-    fn step(&self, s: St, b: u8) -> Option<St> {
+    pub(super) fn step(&self, s: St, b: u8) -> Option<St> {
         match s {
             St::Live(id) => {
                 let n = self.dfa.next_state(id, self.byte(b));
@@ -251,7 +242,7 @@ impl Lang {
     }
 
     /// The answer of each pattern at the end of the subject.
-    fn at_end(&self, s: St, out: &mut Vec<Tri>, patterns: usize) {
+    pub(super) fn at_end(&self, s: St, out: &mut Vec<Tri>, patterns: usize) {
         out.clear();
         match s {
             St::Live(id) => {
@@ -271,7 +262,7 @@ impl Lang {
         }
     }
 
-    fn run(&self, subject: &[u8]) -> St {
+    pub(super) fn run(&self, subject: &[u8]) -> St {
         let mut s = St::Live(self.start);
         for &b in subject {
             match self.step(s, b) {
@@ -333,7 +324,9 @@ impl Cache {
     pub(crate) fn comps(&mut self, items: Vec<(Spec, usize, bool)>) -> (Vec<Comp>, Vec<(usize, String)>) {
         let mut comps = Vec::new();
         let mut failed = Vec::new();
-        let mut groups: Vec<(bool, Vec<(Spec, usize, bool)>)> = Vec::new();
+        // Matchers that read command text (NUL as a space) apart from the rest.
+        type Group = (bool, Vec<(Spec, usize, bool)>);
+        let mut groups: Vec<Group> = Vec::new();
         let mut single = Vec::new();
         for item in items {
             match Part::of(&item.0) {
@@ -368,7 +361,7 @@ impl Cache {
 
 /// A matcher's state inside a product state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum St {
+pub(crate) enum St {
     Live(StateID),
     /// A searched regex that has matched: it matches every extension.
     Settled,
@@ -390,247 +383,8 @@ impl Comp {
         Comp { lang, targets: vec![(slot, negated)] }
     }
 
-    fn negates(&self) -> bool {
+    pub(super) fn negates(&self) -> bool {
         self.targets.iter().any(|(_, n)| *n)
-    }
-}
-
-/// A product search: which slots match each subject of a domain.
-pub(crate) struct Search {
-    pub kind: Kind,
-    pub domain: Rc<Lang>,
-    pub comps: Vec<Comp>,
-    /// Per slot, the answer before any matcher: `Yes` for a rule that matches
-    /// every item, `Maybe` for one whose automaton could not be built.
-    pub base: Vec<Tri>,
-    /// Explore only subjects this slot can still match.
-    pub focus: Option<usize>,
-}
-
-/// The path to one product state: its shortest input.
-pub(crate) struct Trail<'a> {
-    parents: &'a [(u32, u8)],
-    id: u32,
-}
-
-impl Trail<'_> {
-    pub(crate) fn bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut id = self.id;
-        while id != 0 {
-            let (parent, b) = self.parents[id as usize];
-            out.push(b);
-            id = parent;
-        }
-        out.reverse();
-        out
-    }
-}
-
-type Key = (StateID, Box<[(u32, St)]>);
-
-impl Search {
-    /// Visits every subject class of the domain, shortest witness first,
-    /// calling `visit` with each slot's answer. Returns whether the walk was
-    /// complete (it stops early when `visit` breaks, or a limit is reached:
-    /// then `false`).
-    pub(crate) fn run(&self, mut visit: impl FnMut(&[Tri], &Trail) -> ControlFlow<()>) -> bool {
-        let reps = self.representatives();
-        let mut steps = WALK_STEPS;
-        let mut parents: Vec<(u32, u8)> = vec![(0, 0)];
-        let start_comps: Vec<(u32, St)> = self
-            .comps
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| {
-                let s = if c.lang.dfa.is_dead_state(c.lang.start) { St::Dead } else { St::Live(c.lang.start) };
-                (s != St::Dead || c.negates()).then_some((i as u32, s))
-            })
-            .collect();
-        let start: Key = (self.domain.start, start_comps.into_boxed_slice());
-        let mut seen: HashMap<Key, u32, Fx> = HashMap::default();
-        let mut queue: VecDeque<(u32, Key)> = VecDeque::new();
-        seen.insert(start.clone(), 0);
-        queue.push_back((0, start));
-        let mut status = vec![Tri::No; self.base.len()];
-        let mut answers: Vec<Tri> = Vec::new();
-        while let Some((id, (dom, comps))) = queue.pop_front() {
-            let dfa = &self.domain.dfa;
-            let accepted = dfa.is_match_state(dfa.next_eoi_state(dom));
-            let frozen = comps.iter().all(|(_, s)| !matches!(s, St::Live(_)));
-            if accepted {
-                status.copy_from_slice(&self.base);
-                for &(ci, s) in comps.iter() {
-                    let c = &self.comps[ci as usize];
-                    c.lang.at_end(s, &mut answers, c.targets.len());
-                    apply(&mut status, &c.targets, &answers);
-                }
-                // Automata that died answer no, so their negated patterns hold.
-                for (ci, c) in self.comps.iter().enumerate() {
-                    if c.negates() && !comps.iter().any(|&(i, _)| i as usize == ci) {
-                        answers.clear();
-                        answers.resize(c.targets.len(), Tri::No);
-                        apply(&mut status, &c.targets, &answers);
-                    }
-                }
-                let trail = Trail { parents: &parents, id };
-                if visit(&status, &trail).is_break() {
-                    return false;
-                }
-                if frozen {
-                    continue;
-                }
-            }
-            let cost = 1 + comps.len() as u64 * reps.len() as u64;
-            if steps < cost || seen.len() >= MAX_NODES {
-                return false;
-            }
-            steps -= cost;
-            for &b in &reps {
-                let nd = dfa.next_state(dom, b);
-                if dfa.is_dead_state(nd) {
-                    continue;
-                }
-                let mut next: Vec<(u32, St)> = Vec::with_capacity(comps.len());
-                for &(ci, s) in comps.iter() {
-                    let c = &self.comps[ci as usize];
-                    match c.lang.step(s, b) {
-                        Some(n) => next.push((ci, n)),
-                        None if c.negates() => next.push((ci, St::Dead)),
-                        None => {}
-                    }
-                }
-                if let Some(f) = self.focus {
-                    let alive = self.base.get(f).is_some_and(|b| *b != Tri::No)
-                        || next.iter().any(|&(ci, _)| self.comps[ci as usize].targets.iter().any(|(slot, _)| *slot == f));
-                    if !alive {
-                        continue;
-                    }
-                }
-                let key: Key = (nd, next.into_boxed_slice());
-                if !seen.contains_key(&key) {
-                    let nid = parents.len() as u32;
-                    parents.push((id, b));
-                    seen.insert(key.clone(), nid);
-                    queue.push_back((nid, key));
-                }
-            }
-        }
-        true
-    }
-
-    /// Each slot's answer for one subject, or `None` outside the domain.
-    pub(crate) fn statuses(&self, bytes: &[u8]) -> Option<Vec<Tri>> {
-        if self.domain.accepts(bytes) != Tri::Yes {
-            return None;
-        }
-        let mut status = self.base.clone();
-        let mut answers = Vec::new();
-        for c in &self.comps {
-            c.lang.at_end(c.lang.run(bytes), &mut answers, c.targets.len());
-            apply(&mut status, &c.targets, &answers);
-        }
-        Some(status)
-    }
-
-    /// A more readable subject with the same answers as `bytes`, if one is
-    /// near: command words that are empty become `a`.
-    pub(crate) fn prettier(&self, bytes: Vec<u8>, status: &[Tri]) -> Vec<u8> {
-        if self.kind != Kind::Command || !words_of(&bytes).iter().any(String::is_empty) {
-            return bytes;
-        }
-        let words: Vec<String> = words_of(&bytes).into_iter().map(|w| if w.is_empty() { "a".to_string() } else { w }).collect();
-        let refs: Vec<&str> = words.iter().map(String::as_str).collect();
-        let candidate = encode(&refs);
-        match self.statuses(&candidate) {
-            Some(st) if st == status => candidate,
-            _ => bytes,
-        }
-    }
-
-    /// One byte per class of the joint alphabet, most readable first.
-    fn representatives(&self) -> Vec<u8> {
-        // Refine the domain's byte classes by each automaton's.
-        let mut class = [0u16; 256];
-        for b in 0..=255u8 {
-            class[b as usize] = self.domain.dfa.byte_classes().get(b) as u16;
-        }
-        for c in &self.comps {
-            let mut ids: HashMap<(u16, u8), u16, Fx> = HashMap::default();
-            for b in 0..=255u8 {
-                let key = (class[b as usize], c.lang.dfa.byte_classes().get(c.lang.byte(b)));
-                let next = ids.len() as u16;
-                class[b as usize] = *ids.entry(key).or_insert(next);
-            }
-        }
-        let mut best: HashMap<u16, u8, Fx> = HashMap::default();
-        for b in 0..=255u8 {
-            let e = best.entry(class[b as usize]).or_insert(b);
-            if rank(b) < rank(*e) {
-                *e = b;
-            }
-        }
-        let mut reps: Vec<u8> = best.into_values().collect();
-        reps.sort_by_key(|&b| rank(b));
-        reps
-    }
-}
-
-/// A fast, non-cryptographic hasher for the walk's own keys (FxHash).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut buf = [0u8; 8];
-            buf[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(buf));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
-pub(crate) type Fx = std::hash::BuildHasherDefault<FxHasher>;
-
-/// Folds one automaton's per-pattern answers into the slots they answer for.
-fn apply(status: &mut [Tri], targets: &[(usize, bool)], answers: &[Tri]) {
-    for (&(slot, negated), &t) in targets.iter().zip(answers) {
-        if let Some(s) = status.get_mut(slot) {
-            *s = s.or(if negated { t.not() } else { t });
-        }
-    }
-}
-
-/// Readability of a byte in a witness: lower is tried first.
-fn rank(b: u8) -> u16 {
-    match b {
-        b'a'..=b'z' => (b - b'a') as u16,
-        b'/' => 26,
-        b'.' => 27,
-        b'0'..=b'9' => 28 + (b - b'0') as u16,
-        b'-' => 38,
-        b'_' => 39,
-        0 => 40,
-        b'A'..=b'Z' => 41 + (b - b'A') as u16,
-        b' ' => 67,
-        0x21..=0x7e => 100 + b as u16,
-        _ => 300 + b as u16,
     }
 }
 
@@ -726,32 +480,6 @@ mod tests {
         assert_eq!(m.accepts(&encode(&["rm", "x"])), Tri::No);
         let b = lang(Spec::MidWord(r"\brm\b".into(), Kind::Command));
         assert_eq!(b.accepts(&encode(&["echo", "farm"])), Tri::No);
-    }
-
-    #[test]
-    fn search_finds_shortest_readable_witness() {
-        let mut cache = Cache::default();
-        let s = Search {
-            kind: Kind::Path,
-            domain: cache.get(&Spec::Domain(Kind::Path)).unwrap(),
-            comps: vec![Comp::one(
-                cache.get(&Spec::Glob(crate::lower::patterns::glob_regex("**/.env").unwrap())).unwrap(),
-                0,
-                false,
-            )],
-            base: vec![Tri::No],
-            focus: None,
-        };
-        let mut found = None;
-        let done = s.run(|st, trail| {
-            if st[0] == Tri::Yes {
-                found = Some(show(Kind::Path, &trail.bytes()));
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        });
-        assert!(!done);
-        assert_eq!(found.as_deref(), Some("/.env"));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! reported twice.
 
 use super::claims::{Claim, Expect, Subject};
-use super::lang::{Comp, Kind, Search, Spec, Tri};
+use super::lang::{Comp, Kind, Spec, Tri};
+use super::walk::Search;
 use super::sets::matcher_spec;
 use super::{Ctx, kind_word, labels};
 use crate::diag::Diagnostic;

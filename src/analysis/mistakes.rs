@@ -122,7 +122,7 @@ fn blocks(cx: &mut Ctx, pid: u32, list: &RuleList, w: u32, t: &str, named: bool)
         if !g.members[0].contains(&w) {
             continue;
         }
-        let slots = Slots::new(cx, &[list], &g);
+        let slots = Slots::new(cx, &[list], g);
         let Some(ws) = slots.rules.iter().position(|&(_, r)| r == w) else { continue };
         let order: Vec<u32> = slots.rules.iter().map(|&(_, r)| r).collect();
         let mut found = None;

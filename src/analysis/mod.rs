@@ -2,9 +2,9 @@
 //!
 //! Each finding is proven, not sampled: rule sets are split per (tool,
 //! operation) exactly as the compiled program splits them ([`sets`]), every
-//! matcher becomes a DFA over its subject's domain ([`lang`]), and a
-//! breadth-first walk of their product answers, for every class of input at
-//! once, which rules match it. From that:
+//! matcher becomes a DFA over its subject's domain ([`lang`]), and
+//! breadth-first walks of their product ([`walk`]) answer which rules match
+//! each class of input. From that:
 //!
 //! - [`first_match`]: `permc::shadowed-rule`, `permc::partly-shadowed`;
 //! - [`dead`]: `permc::dead-allow` under `combine strictest` and across
@@ -30,6 +30,7 @@ mod lang;
 mod matchers;
 mod mistakes;
 mod sets;
+mod walk;
 
 pub use claims::{Claim, Expect, Subject};
 

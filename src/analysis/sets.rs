@@ -4,7 +4,8 @@
 
 use super::Ctx;
 use super::claims::Subject;
-use super::lang::{Comp, Kind, Lang, Search, Spec, Trail, Tri};
+use super::lang::{Comp, Kind, Lang, Spec, Tri};
+use super::walk::{Search, Trail};
 use std::rc::Rc;
 use crate::lower::{Lowered, OpKind, ResolvedMatcher, ResolvedRule, RuleList};
 use std::collections::HashMap;
