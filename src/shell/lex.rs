@@ -244,7 +244,14 @@ mod tests {
             ("$'a\\", &[(AnsiCUnterminated, "$'a\\")]),
             ("`a\\`b`", &[(Backquoted, "`a\\`b`")]),
             ("`a\\", &[(BackquoteUnterminated, "`a\\")]),
-            ("\\;\\\n\\", &[(Escaped, "\\;"), (LineContinuation, "\\\n"), (TrailingBackslash, "\\")]),
+            (
+                "\\;\\\n\\",
+                &[
+                    (Escaped, "\\;"),
+                    (LineContinuation, "\\\n"),
+                    (TrailingBackslash, "\\"),
+                ],
+            ),
             ("\\é", &[(Escaped, "\\é")]),
         ];
         for (src, want) in cases {

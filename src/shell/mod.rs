@@ -265,6 +265,9 @@ struct SegBuilder {
     inner: Vec<RawSeg>,
     /// The segment swallows the rest of the input.
     forced: bool,
+    /// The last word was a group, after which `}` may close an enclosing
+    /// group (`{ { a; } }`, though not `{ { a; } >f }`).
+    after_group: bool,
 }
 
 impl SegBuilder {
@@ -283,6 +286,7 @@ impl SegBuilder {
             derived_opaque: None,
             inner: Vec::new(),
             forced: false,
+            after_group: false,
         }
     }
 
@@ -419,10 +423,9 @@ impl<'a> Parser<'a> {
                     Ok(e)
                 }
                 // A comment runs to the end of the line (the newline stays).
-                Some(Tok::Hash) if seg.word.is_none() => Ok(self
-                    .rest(e)
-                    .find('\n')
-                    .map_or(self.src.len(), |i| e + i)),
+                Some(Tok::Hash) if seg.word.is_none() => {
+                    Ok(self.rest(e).find('\n').map_or(self.src.len(), |i| e + i))
+                }
                 Some(Tok::RParen) if term == Term::Paren => {
                     self.finish(seg, &mut segs);
                     return ListOut {
@@ -454,7 +457,8 @@ impl<'a> Parser<'a> {
                 Some(Tok::RBrace)
                     if term == Term::Brace
                         && seg.word.is_none()
-                        && seg.words.is_empty()
+                        && seg.target.is_none()
+                        && (seg.words.is_empty() || seg.after_group)
                         && self.delimited(e) =>
                 {
                     self.finish(seg, &mut segs);
@@ -463,9 +467,9 @@ impl<'a> Parser<'a> {
                         end: ListEnd::Closed(e),
                     };
                 }
-                Some(
-                    tok @ (Tok::Redirect | Tok::RedirectDup | Tok::HereDoc | Tok::HereString),
-                ) => Ok(self.redirect(&mut seg, tok, s, e)),
+                Some(tok @ (Tok::Redirect | Tok::RedirectDup | Tok::HereDoc | Tok::HereString)) => {
+                    Ok(self.redirect(&mut seg, tok, s, e))
+                }
                 Some(tok) => self.part(&mut seg, tok, s, e, depth),
                 None => {
                     seg.mark(Opaque::Unsupported);
@@ -551,6 +555,7 @@ impl<'a> Parser<'a> {
             if has_brace_expansion(&word.skeleton) {
                 seg.mark(Opaque::Unsupported);
             }
+            seg.after_group = false;
             seg.push_word(word.text, word.start);
             return;
         }
@@ -602,7 +607,11 @@ impl<'a> Parser<'a> {
         }
         let derived = match seg.derived {
             Derived::From(k) if !seg.forced => seg.word_starts.get(k).map(|&from| {
-                let words = seg.words.get(k..).map(<[String]>::to_vec).unwrap_or_default();
+                let words = seg
+                    .words
+                    .get(k..)
+                    .map(<[String]>::to_vec)
+                    .unwrap_or_default();
                 make_segment(self.slice(from, end), words, seg.derived_opaque)
             }),
             _ => None,
@@ -699,6 +708,7 @@ impl<'a> Parser<'a> {
         // After `name()` a function body follows in command position; after
         // `arr=(...)` a command may follow.
         seg.cmd_pos = !group;
+        seg.after_group = group;
         Ok(end)
     }
 
@@ -709,6 +719,7 @@ impl<'a> Parser<'a> {
         seg.push_word(self.slice(s, end).to_string(), s);
         seg.reach(end);
         seg.cmd_pos = false;
+        seg.after_group = true;
         Ok(end)
     }
 
@@ -734,7 +745,12 @@ impl<'a> Parser<'a> {
         let text = self.slice(s, e);
         let digits = text.bytes().take_while(u8::is_ascii_digit).count();
         let mut op_start = s;
-        if digits == 0 && seg.word.as_ref().is_some_and(|w| is_fd_variable(&w.skeleton)) {
+        if digits == 0
+            && seg
+                .word
+                .as_ref()
+                .is_some_and(|w| is_fd_variable(&w.skeleton))
+        {
             // `{fd}>file cmd` opens a descriptor and runs `cmd`; the first
             // word is not the command.
             seg.mark(Opaque::Unsupported);
@@ -749,6 +765,7 @@ impl<'a> Parser<'a> {
             seg.mark(Opaque::Unsupported);
         }
         seg.begin(op_start);
+        seg.after_group = false;
         if seg.cmd_pos {
             // `>/dev/null rm -rf /` runs `rm`, but its first word is `>`.
             seg.mark(Opaque::Unsupported);
@@ -1085,7 +1102,10 @@ fn param_evaluates_code(contents: &str) -> bool {
                 || after.split(':').all(is_literal_arithmetic))
         }
         '-' | '=' | '+' | '?' | '#' | '%' | '/' | '^' | ',' => false,
-        '@' => !matches!(rest, "@Q" | "@E" | "@A" | "@a" | "@U" | "@u" | "@L" | "@K" | "@k"),
+        '@' => !matches!(
+            rest,
+            "@Q" | "@E" | "@A" | "@a" | "@U" | "@u" | "@L" | "@K" | "@k"
+        ),
         _ => true,
     }
 }
@@ -1093,16 +1113,19 @@ fn param_evaluates_code(contents: &str) -> bool {
 /// A non-empty integer literal, possibly signed and spaced: safe to evaluate.
 fn is_literal_arithmetic(text: &str) -> bool {
     text.chars().any(|c| c.is_ascii_digit())
-        && text.chars().all(|c| c.is_ascii_digit() || c == '-' || c == ' ')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '-' || c == ' ')
 }
 
 /// Tokens that matter while looking for the end of `${...}` or `$((...))`:
 /// quotes (which hide closing characters) and nested expansions (bash runs
-/// even `<(...)` inside an unquoted `${x:-...}`).
+/// even `<(...)` inside an unquoted `${x:-...}`, and `$\<newline>(` is `$(`).
 fn quotes_or_expands(tok: Tok) -> bool {
     matches!(
         tok,
         Tok::ProcSubOpen
+            | Tok::Dollar
             | Tok::Escaped
             | Tok::TrailingBackslash
             | Tok::SingleQuoted
@@ -1169,14 +1192,13 @@ fn unescape_backquoted(body: &str, in_dq: bool) -> String {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(&next) = chars.peek() {
-                if matches!(next, '$' | '`' | '\\') || (in_dq && next == '"') {
-                    out.push(next);
-                    chars.next();
-                    continue;
-                }
-            }
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && (matches!(next, '$' | '`' | '\\') || (in_dq && next == '"'))
+        {
+            out.push(next);
+            chars.next();
+            continue;
         }
         out.push(c);
     }
@@ -1186,7 +1208,10 @@ fn unescape_backquoted(body: &str, in_dq: bool) -> String {
 /// `NAME=` or `NAME+=` at the start of a word's skeleton.
 fn is_assignment(skeleton: &str) -> bool {
     let mut chars = skeleton.chars();
-    if !chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic()) {
+    if !chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+    {
         return false;
     }
     for c in chars.by_ref() {
@@ -1248,7 +1273,6 @@ fn has_brace_expansion(skeleton: &str) -> bool {
         .is_some_and(|inside| inside.contains(',') || inside.contains(".."))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1282,22 +1306,11 @@ mod tests {
     }
 
     #[test]
+    #[rustfmt::skip]
     fn separators() {
         check_all(&[
-            (
-                "git status; rm -rf ~",
-                &[("git status", &["git", "status"], None), ("rm -rf ~", &["rm", "-rf", "~"], None)],
-            ),
-            (
-                "a && b || c | d & e",
-                &[
-                    ("a", &["a"], None),
-                    ("b", &["b"], None),
-                    ("c", &["c"], None),
-                    ("d", &["d"], None),
-                    ("e", &["e"], None),
-                ],
-            ),
+            ("git status; rm -rf ~", &[("git status", &["git", "status"], None), ("rm -rf ~", &["rm", "-rf", "~"], None)]),
+            ("a && b || c | d & e", &[("a", &["a"], None), ("b", &["b"], None), ("c", &["c"], None), ("d", &["d"], None), ("e", &["e"], None)]),
             ("a |& b ;& c", &[("a", &["a"], None), ("b", &["b"], None), ("c", &["c"], None)]),
             ("a;;b", &[("a", &["a"], None), ("b", &["b"], None)]),
             ("a;", &[("a", &["a"], None)]),
@@ -1307,52 +1320,48 @@ mod tests {
             ("", &[]),
             ("a\nb", &[("a", &["a"], None), ("b", &["b"], None)]),
             ("a &&\nb", &[("a", &["a"], None), ("b", &["b"], None)]),
-            (
-                "cat f | grep \"x|y\" | wc -l",
-                &[
-                    ("cat f", &["cat", "f"], None),
-                    ("grep \"x|y\"", &["grep", "x|y"], None),
-                    ("wc -l", &["wc", "-l"], None),
-                ],
-            ),
+            ("cat f | grep \"x|y\" | wc -l", &[("cat f", &["cat", "f"], None), ("grep \"x|y\"", &["grep", "x|y"], None), ("wc -l", &["wc", "-l"], None)]),
             // `\r` is a word character to bash, not a blank.
             ("ls\r\nrm x", &[("ls\r", &["ls\r"], None), ("rm x", &["rm", "x"], None)]),
         ]);
     }
 
     #[test]
+    #[rustfmt::skip]
     fn quoting_and_escapes() {
         check_all(&[
-            ("echo \"a;b\" 'c|d'", &[("echo \"a;b\" 'c|d'", &["echo", "a;b", "c|d"], None)]),
-            ("echo a\\;b", &[("echo a\\;b", &["echo", "a;b"], None)]),
-            ("g\"i\"t st'atus'", &[("g\"i\"t st'atus'", &["git", "status"], None)]),
-            ("echo a\"b\"'c'", &[("echo a\"b\"'c'", &["echo", "abc"], None)]),
-            ("echo \"\" ''", &[("echo \"\" ''", &["echo", "", ""], None)]),
-            ("echo \"a\\\"b\" 'a\\'", &[("echo \"a\\\"b\" 'a\\'", &["echo", "a\"b", "a\\"], None)]),
-            ("echo \"a\\$b\\`c\\x\"", &[("echo \"a\\$b\\`c\\x\"", &["echo", "a$b`c\\x"], None)]),
-            ("echo '$(rm)' \\$HOME", &[("echo '$(rm)' \\$HOME", &["echo", "$(rm)", "$HOME"], None)]),
+            (r#"echo "a;b" 'c|d'"#, &[(r#"echo "a;b" 'c|d'"#, &["echo", "a;b", "c|d"], None)]),
+            (r"echo a\;b", &[(r"echo a\;b", &["echo", "a;b"], None)]),
+            (r#"g"i"t st'atus'"#, &[(r#"g"i"t st'atus'"#, &["git", "status"], None)]),
+            (r#"echo a"b"'c'"#, &[(r#"echo a"b"'c'"#, &["echo", "abc"], None)]),
+            (r#"echo "" ''"#, &[(r#"echo "" ''"#, &["echo", "", ""], None)]),
+            (r#"echo "a\"b" 'a\'"#, &[(r#"echo "a\"b" 'a\'"#, &["echo", "a\"b", "a\\"], None)]),
+            (r#"echo "a\$b\`c\x""#, &[(r#"echo "a\$b\`c\x""#, &["echo", r"a$b`c\x"], None)]),
+            (r"echo '$(rm)' \$HOME", &[(r"echo '$(rm)' \$HOME", &["echo", "$(rm)", "$HOME"], None)]),
             ("ls \\\n  -la", &[("ls \\\n  -la", &["ls", "-la"], None)]),
             ("ec\\\nho \"a\\\nb\"", &[("ec\\\nho \"a\\\nb\"", &["echo", "ab"], None)]),
             ("echo 'a\nb'; ls", &[("echo 'a\nb'", &["echo", "a\nb"], None), ("ls", &["ls"], None)]),
             ("bash -c 'rm -rf /'", &[("bash -c 'rm -rf /'", &["bash", "-c", "rm -rf /"], None)]),
-            ("echo a\\ b", &[("echo a\\ b", &["echo", "a b"], None)]),
+            (r"echo a\ b", &[(r"echo a\ b", &["echo", "a b"], None)]),
         ]);
     }
 
     #[test]
+    #[rustfmt::skip]
     fn comments() {
         check_all(&[
             ("ls # rm -rf /", &[("ls", &["ls"], None)]),
             ("# only a comment\n", &[]),
             ("echo hi # c; rm x\nls", &[("echo hi", &["echo", "hi"], None), ("ls", &["ls"], None)]),
             ("echo a#b", &[("echo a#b", &["echo", "a#b"], None)]),
-            ("echo \"x\"#y; z", &[("echo \"x\"#y", &["echo", "x#y"], None), ("z", &["z"], None)]),
+            (r##"echo "x"#y; z"##, &[(r##"echo "x"#y"##, &["echo", "x#y"], None), ("z", &["z"], None)]),
             ("echo '#'", &[("echo '#'", &["echo", "#"], None)]),
             ("echo $#", &[("echo $#", &["echo", "$#"], None)]),
         ]);
     }
 
     #[test]
+    #[rustfmt::skip]
     fn redirections() {
         check_all(&[
             ("ls 2>&1 | grep x", &[("ls 2>&1", &["ls", "2>&1"], None), ("grep x", &["grep", "x"], None)]),
@@ -1363,9 +1372,9 @@ mod tests {
             ("cmd 2>/dev/null", &[("cmd 2>/dev/null", &["cmd", "2>", "/dev/null"], None)]),
             ("cat < in >> out", &[("cat < in >> out", &["cat", "<", "in", ">>", "out"], None)]),
             // Digits glued to a word belong to it, not to the operator.
-            ("echo \"a\"2>&1", &[("echo \"a\"2>&1", &["echo", "a2", ">&1"], None)]),
+            (r#"echo "a"2>&1"#, &[(r#"echo "a"2>&1"#, &["echo", "a2", ">&1"], None)]),
             ("echo x 2 >f", &[("echo x 2 >f", &["echo", "x", "2", ">", "f"], None)]),
-            ("cat <<<\"hi there\"", &[("cat <<<\"hi there\"", &["cat", "<<<", "hi there"], None)]),
+            (r#"cat <<<"hi there""#, &[(r#"cat <<<"hi there""#, &["cat", "<<<", "hi there"], None)]),
             // A redirection before the command word hides the command.
             (">/dev/null rm -rf /", &[(">/dev/null rm -rf /", &[">", "/dev/null", "rm", "-rf", "/"], Some(Un))]),
             ("echo >", &[("echo >", &["echo", ">"], Some(Un))]),
@@ -1378,104 +1387,65 @@ mod tests {
     }
 
     #[test]
+    #[rustfmt::skip]
     fn substitutions() {
         check_all(&[
-            (
-                "echo $(rm -rf /)",
-                &[("echo $(rm -rf /)", &["echo", "$(rm -rf /)"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)],
-            ),
-            (
-                "echo `rm -rf /`",
-                &[("echo `rm -rf /`", &["echo", "`rm -rf /`"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)],
-            ),
-            (
-                "echo \"$(rm -rf /)\"",
-                &[("echo \"$(rm -rf /)\"", &["echo", "$(rm -rf /)"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)],
-            ),
-            (
-                "echo \"`rm x`\"",
-                &[("echo \"`rm x`\"", &["echo", "`rm x`"], Some(Cs)), ("rm x", &["rm", "x"], None)],
-            ),
-            (
-                "echo $(echo $(rm -rf /))",
-                &[
-                    ("echo $(echo $(rm -rf /))", &["echo", "$(echo $(rm -rf /))"], Some(Cs)),
-                    ("echo $(rm -rf /)", &["echo", "$(rm -rf /)"], Some(Cs)),
-                    ("rm -rf /", &["rm", "-rf", "/"], None),
-                ],
-            ),
-            (
-                "echo `echo \\`rm -rf /\\``",
-                &[
-                    ("echo `echo \\`rm -rf /\\``", &["echo", "`echo \\`rm -rf /\\``"], Some(Cs)),
-                    ("echo `rm -rf /`", &["echo", "`rm -rf /`"], Some(Cs)),
-                    ("rm -rf /", &["rm", "-rf", "/"], None),
-                ],
-            ),
-            (
-                "echo \"$(echo \")\")\"",
-                &[
-                    ("echo \"$(echo \")\")\"", &["echo", "$(echo \")\")"], Some(Cs)),
-                    ("echo \")\"", &["echo", ")"], None),
-                ],
-            ),
-            (
-                "x=$(rm -rf /)",
-                &[("x=$(rm -rf /)", &["x=$(rm -rf /)"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)],
-            ),
-            (
-                "echo ${x:-$(rm -rf /)}",
-                &[
-                    ("echo ${x:-$(rm -rf /)}", &["echo", "${x:-$(rm -rf /)}"], Some(Cs)),
-                    ("rm -rf /", &["rm", "-rf", "/"], None),
-                ],
-            ),
+            ("echo $(rm -rf /)", &[("echo $(rm -rf /)", &["echo", "$(rm -rf /)"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)]),
+            ("echo `rm -rf /`", &[("echo `rm -rf /`", &["echo", "`rm -rf /`"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)]),
+            (r#"echo "$(rm -rf /)""#, &[(r#"echo "$(rm -rf /)""#, &["echo", "$(rm -rf /)"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)]),
+            (r#"echo "`rm x`""#, &[(r#"echo "`rm x`""#, &["echo", "`rm x`"], Some(Cs)), ("rm x", &["rm", "x"], None)]),
+            ("echo $(echo $(rm -rf /))", &[
+                ("echo $(echo $(rm -rf /))", &["echo", "$(echo $(rm -rf /))"], Some(Cs)),
+                ("echo $(rm -rf /)", &["echo", "$(rm -rf /)"], Some(Cs)),
+                ("rm -rf /", &["rm", "-rf", "/"], None),
+            ]),
+            (r"echo `echo \`rm -rf /\``", &[
+                (r"echo `echo \`rm -rf /\``", &["echo", r"`echo \`rm -rf /\``"], Some(Cs)),
+                ("echo `rm -rf /`", &["echo", "`rm -rf /`"], Some(Cs)),
+                ("rm -rf /", &["rm", "-rf", "/"], None),
+            ]),
+            (r#"echo "$(echo ")")""#, &[(r#"echo "$(echo ")")""#, &["echo", r#"$(echo ")")"#], Some(Cs)), (r#"echo ")""#, &["echo", ")"], None)]),
+            ("x=$(rm -rf /)", &[("x=$(rm -rf /)", &["x=$(rm -rf /)"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)]),
+            ("echo ${x:-$(rm -rf /)}", &[("echo ${x:-$(rm -rf /)}", &["echo", "${x:-$(rm -rf /)}"], Some(Cs)), ("rm -rf /", &["rm", "-rf", "/"], None)]),
             ("$(rm) x", &[("$(rm) x", &["$(rm)", "x"], Some(Cs)), ("rm", &["rm"], None)]),
-            (
-                "diff <(ls a) <(ls b)",
-                &[
-                    ("diff <(ls a) <(ls b)", &["diff", "<(ls a)", "<(ls b)"], Some(Ps)),
-                    ("ls a", &["ls", "a"], None),
-                    ("ls b", &["ls", "b"], None),
-                ],
-            ),
+            ("diff <(ls a) <(ls b)", &[("diff <(ls a) <(ls b)", &["diff", "<(ls a)", "<(ls b)"], Some(Ps)), ("ls a", &["ls", "a"], None), ("ls b", &["ls", "b"], None)]),
             ("tee >(rm x)", &[("tee >(rm x)", &["tee", ">(rm x)"], Some(Ps)), ("rm x", &["rm", "x"], None)]),
             // `\$(` is not a substitution, and `(` mid-command is not bash.
-            ("echo \\$(rm)", &[("echo \\$(rm)", &["echo", "$", "(rm)"], Some(Un)), ("rm", &["rm"], None)]),
+            (r"echo \$(rm)", &[(r"echo \$(rm)", &["echo", "$", "(rm)"], Some(Un)), ("rm", &["rm"], None)]),
         ]);
     }
 
     #[test]
+    #[rustfmt::skip]
     fn variables() {
         check_all(&[
             ("$CMD -x", &[("$CMD -x", &["$CMD", "-x"], Some(Ve))]),
-            ("\"$CMD\" x", &[("\"$CMD\" x", &["$CMD", "x"], Some(Ve))]),
+            (r#""$CMD" x"#, &[(r#""$CMD" x"#, &["$CMD", "x"], Some(Ve))]),
             ("${CMD} x", &[("${CMD} x", &["${CMD}", "x"], Some(Ve))]),
             ("/opt/$V/bin/tool", &[("/opt/$V/bin/tool", &["/opt/$V/bin/tool"], Some(Ve))]),
             ("echo $HOME", &[("echo $HOME", &["echo", "$HOME"], None)]),
-            ("echo \"$HOME\" ${x:-y} $1", &[("echo \"$HOME\" ${x:-y} $1", &["echo", "$HOME", "${x:-y}", "$1"], None)]),
+            (r#"echo "$HOME" ${x:-y} $1"#, &[(r#"echo "$HOME" ${x:-y} $1"#, &["echo", "$HOME", "${x:-y}", "$1"], None)]),
             ("FOO=1 cmd", &[("FOO=1 cmd", &["FOO=1", "cmd"], None)]),
             ("FOO=$BAR A+=x cmd", &[("FOO=$BAR A+=x cmd", &["FOO=$BAR", "A+=x", "cmd"], None)]),
             ("FOO=1 $CMD", &[("FOO=1 $CMD", &["FOO=1", "$CMD"], Some(Ve))]),
             ("$X=1 cmd", &[("$X=1 cmd", &["$X=1", "cmd"], Some(Ve))]),
-            ("\"F\"OO=1 cmd", &[("\"F\"OO=1 cmd", &["FOO=1", "cmd"], None)]),
+            (r#""F"OO=1 cmd"#, &[(r#""F"OO=1 cmd"#, &["FOO=1", "cmd"], None)]),
             // bash removes `\<newline>` before anything else, even after `$`.
             ("$\\\nCMD", &[("$\\\nCMD", &["$CMD"], Some(Un))]),
             ("echo \"$\\\n(rm x)\"", &[("echo \"$\\\n(rm x)\"", &["echo", "$(rm x)"], Some(Un))]),
             ("echo $HO\\\nME", &[("echo $HO\\\nME", &["echo", "$HOME"], None)]),
+            ("echo ${x:-$\\\n(rm)}", &[("echo ${x:-$\\\n(rm)}", &["echo", "${x:-$\\\n(rm)}"], Some(Un))]),
         ]);
     }
 
     #[test]
+    #[rustfmt::skip]
     fn parameter_expansions_that_evaluate_code() {
         // Arithmetic, indirection and prompt expansion evaluate a variable's
         // value, and an array subscript in it runs a command substitution.
         check_all(&[
-            (
-                "x='b[$(rm -rf ~)]'; echo ${arr[x]}",
-                &[("x='b[$(rm -rf ~)]'", &["x=b[$(rm -rf ~)]"], None), ("echo ${arr[x]}", &["echo", "${arr[x]}"], Some(Un))],
-            ),
-            ("echo \"${arr[$i]}\"", &[("echo \"${arr[$i]}\"", &["echo", "${arr[$i]}"], Some(Un))]),
+            ("x='b[$(rm -rf ~)]'; echo ${arr[x]}", &[("x='b[$(rm -rf ~)]'", &["x=b[$(rm -rf ~)]"], None), ("echo ${arr[x]}", &["echo", "${arr[x]}"], Some(Un))]),
+            (r#"echo "${arr[$i]}""#, &[(r#"echo "${arr[$i]}""#, &["echo", "${arr[$i]}"], Some(Un))]),
             ("echo ${y:x} ", &[("echo ${y:x}", &["echo", "${y:x}"], Some(Un))]),
             ("echo ${y:1:n}", &[("echo ${y:1:n}", &["echo", "${y:1:n}"], Some(Un))]),
             ("echo ${y[@]:n}", &[("echo ${y[@]:n}", &["echo", "${y[@]:n}"], Some(Un))]),
@@ -1505,89 +1475,52 @@ mod tests {
     }
 
     #[test]
+    #[rustfmt::skip]
     fn unbalanced_and_unterminated() {
         check_all(&[
-            ("echo \"unterminated", &[("echo \"unterminated", &["echo", "unterminated"], Some(Uq))]),
+            (r#"echo "unterminated"#, &[(r#"echo "unterminated"#, &["echo", "unterminated"], Some(Uq))]),
             ("ls; echo 'a; rm x", &[("ls", &["ls"], None), ("echo 'a; rm x", &["echo", "a; rm x"], Some(Uq))]),
             ("echo `ls; rm", &[("echo `ls; rm", &["echo", "`ls; rm"], Some(Uq))]),
             ("echo $'a; rm", &[("echo $'a; rm", &["echo", "a; rm"], Some(Uq))]),
-            (
-                "echo $(ls \"x; rm)",
-                &[("echo $(ls \"x; rm)", &["echo"], Some(Uq)), ("ls \"x; rm)", &["ls", "x; rm)"], Some(Uq))],
-            ),
+            (r#"echo $(ls "x; rm)"#, &[(r#"echo $(ls "x; rm)"#, &["echo"], Some(Uq)), (r#"ls "x; rm)"#, &["ls", "x; rm)"], Some(Uq))]),
             ("echo $(ls", &[("echo $(ls", &["echo"], Some(Cs)), ("ls", &["ls"], None)]),
             ("(ls", &[("(ls", &["(ls"], Some(Sub)), ("ls", &["ls"], None)]),
             ("echo ${x", &[("echo ${x", &["echo"], Some(Un))]),
             // bash closes `${` at the first bare `}`, without pairing braces.
-            (
-                "echo ${x:-{a};echo PWNED }",
-                &[("echo ${x:-{a}", &["echo", "${x:-{a}"], None), ("echo PWNED }", &["echo", "PWNED", "}"], None)],
-            ),
+            ("echo ${x:-{a};echo PWNED }", &[("echo ${x:-{a}", &["echo", "${x:-{a}"], None), ("echo PWNED }", &["echo", "PWNED", "}"], None)]),
             (r#"echo ${x:-'}'} "${x:-\}}""#, &[(r#"echo ${x:-'}'} "${x:-\}}""#, &["echo", "${x:-'}'}", r"${x:-\}}"], None)]),
-            ("echo a\\", &[("echo a\\", &["echo", "a\\"], Some(Un))]),
+            (r"echo a\", &[(r"echo a\", &["echo", r"a\"], Some(Un))]),
             ("echo a) rm x", &[("echo a)", &["echo", "a", ")"], Some(Un)), ("rm x", &["rm", "x"], None)]),
         ]);
     }
 
     #[test]
+    #[rustfmt::skip]
     fn here_documents() {
         check_all(&[
-            (
-                "cat <<EOF\nhi; rm x\nEOF\nls",
-                &[("cat <<EOF\nhi; rm x\nEOF", &["cat", "<<", "EOF"], Some(Hd)), ("ls", &["ls"], None)],
-            ),
-            (
-                "cat <<'EOF'\n$(rm x)\nEOF",
-                &[("cat <<'EOF'\n$(rm x)\nEOF", &["cat", "<<", "EOF"], Some(Hd))],
-            ),
-            (
-                "cat <<EOF\n$(rm -rf /)\nEOF",
-                &[("cat <<EOF\n$(rm -rf /)\nEOF", &["cat", "<<", "EOF"], Some(Hd)), ("rm -rf /", &["rm", "-rf", "/"], None)],
-            ),
-            (
-                "cat <<-EOF\n\tx\n\tEOF\nls",
-                &[("cat <<-EOF\n\tx\n\tEOF", &["cat", "<<-", "EOF"], Some(Hd)), ("ls", &["ls"], None)],
-            ),
+            ("cat <<EOF\nhi; rm x\nEOF\nls", &[("cat <<EOF\nhi; rm x\nEOF", &["cat", "<<", "EOF"], Some(Hd)), ("ls", &["ls"], None)]),
+            ("cat <<'EOF'\n$(rm x)\nEOF", &[("cat <<'EOF'\n$(rm x)\nEOF", &["cat", "<<", "EOF"], Some(Hd))]),
+            ("cat <<EOF\n$(rm -rf /)\nEOF", &[("cat <<EOF\n$(rm -rf /)\nEOF", &["cat", "<<", "EOF"], Some(Hd)), ("rm -rf /", &["rm", "-rf", "/"], None)]),
+            ("cat <<-EOF\n\tx\n\tEOF\nls", &[("cat <<-EOF\n\tx\n\tEOF", &["cat", "<<-", "EOF"], Some(Hd)), ("ls", &["ls"], None)]),
             ("cat <<EOF\nno end; rm x", &[("cat <<EOF\nno end; rm x", &["cat", "<<", "EOF"], Some(Hd))]),
-            (
-                "cat <<EOF; ls\nbody\nEOF\npwd",
-                &[
-                    ("cat <<EOF\nbody\nEOF", &["cat", "<<", "EOF"], Some(Hd)),
-                    ("ls", &["ls"], None),
-                    ("pwd", &["pwd"], None),
-                ],
-            ),
-            (
-                "cat <<A <<B\na\nA\nb\nB\nls",
-                &[("cat <<A <<B\na\nA\nb\nB", &["cat", "<<", "A", "<<", "B"], Some(Hd)), ("ls", &["ls"], None)],
-            ),
+            ("cat <<EOF; ls\nbody\nEOF\npwd", &[("cat <<EOF\nbody\nEOF", &["cat", "<<", "EOF"], Some(Hd)), ("ls", &["ls"], None), ("pwd", &["pwd"], None)]),
+            ("cat <<A <<B\na\nA\nb\nB\nls", &[("cat <<A <<B\na\nA\nb\nB", &["cat", "<<", "A", "<<", "B"], Some(Hd)), ("ls", &["ls"], None)]),
             ("cat <<", &[("cat <<", &["cat", "<<"], Some(Hd))]),
         ]);
     }
 
     #[test]
+    #[rustfmt::skip]
     fn groups() {
         check_all(&[
-            (
-                "(cd /; rm -rf x)",
-                &[
-                    ("(cd /; rm -rf x)", &["(cd /; rm -rf x)"], Some(Sub)),
-                    ("cd /", &["cd", "/"], None),
-                    ("rm -rf x", &["rm", "-rf", "x"], None),
-                ],
-            ),
-            (
-                "{ ls; rm x; }",
-                &[("{ ls; rm x; }", &["{ ls; rm x; }"], Some(Sub)), ("ls", &["ls"], None), ("rm x", &["rm", "x"], None)],
-            ),
-            (
-                "{ ls; } > out && pwd",
-                &[("{ ls; } > out", &["{ ls; }", ">", "out"], Some(Sub)), ("ls", &["ls"], None), ("pwd", &["pwd"], None)],
-            ),
-            (
-                "f() { rm -rf /; }",
-                &[("f() { rm -rf /; }", &["f", "()", "{ rm -rf /; }"], Some(Un)), ("rm -rf /", &["rm", "-rf", "/"], None)],
-            ),
+            ("(cd /; rm -rf x)", &[("(cd /; rm -rf x)", &["(cd /; rm -rf x)"], Some(Sub)), ("cd /", &["cd", "/"], None), ("rm -rf x", &["rm", "-rf", "x"], None)]),
+            ("{ ls; rm x; }", &[("{ ls; rm x; }", &["{ ls; rm x; }"], Some(Sub)), ("ls", &["ls"], None), ("rm x", &["rm", "x"], None)]),
+            ("{ ls; } > out && pwd", &[("{ ls; } > out", &["{ ls; }", ">", "out"], Some(Sub)), ("ls", &["ls"], None), ("pwd", &["pwd"], None)]),
+            // `}` may directly follow an inner group, but not an argument.
+            ("{ { a; } }; b", &[("{ { a; } }", &["{ { a; } }"], Some(Sub)), ("{ a; }", &["{ a; }"], Some(Sub)), ("a", &["a"], None), ("b", &["b"], None)]),
+            ("{ (a) }", &[("{ (a) }", &["{ (a) }"], Some(Sub)), ("(a)", &["(a)"], Some(Sub)), ("a", &["a"], None)]),
+            ("{ a }", &[("{ a }", &["{ a }"], Some(Sub)), ("a }", &["a", "}"], None)]),
+            ("f() { rm -rf /; }", &[("f() { rm -rf /; }", &["f", "()", "{ rm -rf /; }"], Some(Un)), ("rm -rf /", &["rm", "-rf", "/"], None)]),
             ("a=(x y) cmd", &[("a=(x y) cmd", &["a=", "(x y)", "cmd"], Some(Un)), ("x y", &["x", "y"], None)]),
             ("(( i++ ))", &[("(( i++ ))", &["(( i++ ))"], Some(Un))]),
             ("echo $((1+2))", &[("echo $((1+2))", &["echo", "$((1+2))"], Some(Un))]),
@@ -1597,30 +1530,25 @@ mod tests {
     }
 
     #[test]
+    #[rustfmt::skip]
     fn reserved_words() {
         check_all(&[
-            (
-                "if true; then rm -rf /; fi",
-                &[
-                    ("if true", &["if", "true"], Some(Un)),
-                    ("true", &["true"], None),
-                    ("then rm -rf /", &["then", "rm", "-rf", "/"], Some(Un)),
-                    ("rm -rf /", &["rm", "-rf", "/"], None),
-                    ("fi", &["fi"], Some(Un)),
-                ],
-            ),
+            ("if true; then rm -rf /; fi", &[
+                ("if true", &["if", "true"], Some(Un)),
+                ("true", &["true"], None),
+                ("then rm -rf /", &["then", "rm", "-rf", "/"], Some(Un)),
+                ("rm -rf /", &["rm", "-rf", "/"], None),
+                ("fi", &["fi"], Some(Un)),
+            ]),
             ("! grep -q x f", &[("! grep -q x f", &["!", "grep", "-q", "x", "f"], Some(Un)), ("grep -q x f", &["grep", "-q", "x", "f"], None)]),
             ("time -p make", &[("time -p make", &["time", "-p", "make"], Some(Un)), ("make", &["make"], None)]),
             ("! $CMD", &[("! $CMD", &["!", "$CMD"], Some(Un)), ("$CMD", &["$CMD"], Some(Ve))]),
-            (
-                "for f in *; do rm \"$f\"; done",
-                &[
-                    ("for f in *", &["for", "f", "in", "*"], Some(Un)),
-                    ("do rm \"$f\"", &["do", "rm", "$f"], Some(Un)),
-                    ("rm \"$f\"", &["rm", "$f"], None),
-                    ("done", &["done"], Some(Un)),
-                ],
-            ),
+            (r#"for f in *; do rm "$f"; done"#, &[
+                ("for f in *", &["for", "f", "in", "*"], Some(Un)),
+                (r#"do rm "$f""#, &["do", "rm", "$f"], Some(Un)),
+                (r#"rm "$f""#, &["rm", "$f"], None),
+                ("done", &["done"], Some(Un)),
+            ]),
             ("[[ -f x ]] && ls", &[("[[ -f x ]]", &["[[", "-f", "x", "]]"], Some(Un)), ("ls", &["ls"], None)]),
             // Quoted, a reserved word is an ordinary command name.
             ("'if' x", &[("'if' x", &["if", "x"], None)]),
@@ -1629,18 +1557,16 @@ mod tests {
     }
 
     #[test]
+    #[rustfmt::skip]
     fn other_unsupported_syntax() {
         check_all(&[
-            ("echo $'a\\nb'", &[("echo $'a\\nb'", &["echo", "a\\nb"], Some(Un))]),
-            ("echo $\"x\"", &[("echo $\"x\"", &["echo", "x"], Some(Un))]),
+            (r"echo $'a\nb'", &[(r"echo $'a\nb'", &["echo", r"a\nb"], Some(Un))]),
+            (r#"echo $"x""#, &[(r#"echo $"x""#, &["echo", "x"], Some(Un))]),
             ("{rm,-rf,/}", &[("{rm,-rf,/}", &["{rm,-rf,/}"], Some(Un))]),
             ("mkdir -p a/{b,c}", &[("mkdir -p a/{b,c}", &["mkdir", "-p", "a/{b,c}"], Some(Un))]),
             ("echo {1..3}", &[("echo {1..3}", &["echo", "{1..3}"], Some(Un))]),
-            ("echo '{a,b}' \\{a,b}", &[("echo '{a,b}' \\{a,b}", &["echo", "{a,b}", "{a,b}"], None)]),
-            (
-                "find . -name '*.rs' -exec rm {} \\;",
-                &[("find . -name '*.rs' -exec rm {} \\;", &["find", ".", "-name", "*.rs", "-exec", "rm", "{}", ";"], None)],
-            ),
+            (r"echo '{a,b}' \{a,b}", &[(r"echo '{a,b}' \{a,b}", &["echo", "{a,b}", "{a,b}"], None)]),
+            (r"find . -name '*.rs' -exec rm {} \;", &[(r"find . -name '*.rs' -exec rm {} \;", &["find", ".", "-name", "*.rs", "-exec", "rm", "{}", ";"], None)]),
             ("/bin/r? -rf /", &[("/bin/r? -rf /", &["/bin/r?", "-rf", "/"], Some(Un))]),
             ("ls *.rs [ab]", &[("ls *.rs [ab]", &["ls", "*.rs", "[ab]"], None)]),
             ("[ -f x ]", &[("[ -f x ]", &["[", "-f", "x", "]"], None)]),
@@ -1785,14 +1711,24 @@ mod tests {
             if let [Part::Plain(first)] = cmd[0].as_slice() {
                 prop_assume!(!RESERVED.contains(&first.as_str()));
             }
-            let text: Vec<String> = cmd.iter().map(|w| w.iter().map(Part::render).collect()).collect();
+            let text: Vec<String> = cmd
+                .iter()
+                .map(|w| w.iter().map(Part::render).collect())
+                .collect();
             let text = text.join(" ");
-            let words = cmd.iter().map(|w| w.iter().map(Part::value).collect()).collect();
+            let words = cmd
+                .iter()
+                .map(|w| w.iter().map(Part::value).collect())
+                .collect();
             if i > 0 {
                 input.push_str(seps[(i - 1) % seps.len()]);
             }
             input.push_str(&text);
-            want.push(Segment { text, words, opaque: None });
+            want.push(Segment {
+                text,
+                words,
+                opaque: None,
+            });
         }
         prop_assert_eq!(split(&input), want, "input {:?}", input);
         Ok(())
@@ -1812,13 +1748,23 @@ mod tests {
     fn check_invariants(input: &str) -> Result<(), TestCaseError> {
         let segs = split(input);
         for seg in &segs {
-            prop_assert!(!seg.words.is_empty(), "no words in {:?} from {:?}", seg, input);
+            prop_assert!(
+                !seg.words.is_empty(),
+                "no words in {:?} from {:?}",
+                seg,
+                input
+            );
             prop_assert!(!seg.text.is_empty(), "empty text from {:?}", input);
             if seg.opaque.is_none() {
                 // A segment fully understood holds no separator, quote or
                 // expansion that we might have misread: read alone, it is
                 // the same single command.
-                prop_assert_eq!(split(&seg.text), vec![seg.clone()], "re-splitting from {:?}", input);
+                prop_assert_eq!(
+                    split(&seg.text),
+                    vec![seg.clone()],
+                    "re-splitting from {:?}",
+                    input
+                );
             }
         }
         Ok(())
