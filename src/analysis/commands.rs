@@ -178,7 +178,6 @@ fn unanchored(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, re: &str, loc: 
         Some(a) => format!("`{a}`"),
         None => "a regex that starts with `^\\s*` and ends the command word with `\\b` (e.g. `^\\s*rm\\b`)".to_string(),
     };
-    let home = cx.home(pid);
     let (message, why) = if allow {
         (
             format!("regex `/{re}/` is not anchored at the start of the command, so this allow matches commands that only mention it"),
@@ -191,7 +190,7 @@ fn unanchored(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, re: &str, loc: 
         )
     };
     let mut d = Diagnostic::warning("permc::unanchored-regex", message).label(loc, "searched anywhere in the command");
-    d = super::via(d, r, home);
+    d = super::via(d, r);
     d = d.witness(shown).help(format!("{why}; anchor it with {suggestion}, or use `prefix \"...\"` to match whole words"));
     let claims = command_claims(cx, pid, ri, &subject);
     cx.push(d, claims);

@@ -219,10 +219,9 @@ fn empty(cx: &mut Ctx, pid: u32, r: &ResolvedRule, m: &ResolvedMatcher, kinds: &
         }
     }
     let what = seen.iter().map(|k| format!("{}s", kind_word(*k))).collect::<Vec<_>>().join(" or ");
-    let home = cx.home(pid);
     let mut d = Diagnostic::warning("permc::empty-matcher", format!("{} can never match", show_matcher(m)));
     d = d.label(loc, format!("matches no normalised {}", what.trim_end_matches('s')));
-    d = super::via(d, r, home);
+    d = super::via(d, r);
     let help = match m {
         ResolvedMatcher::Glob { negated: true, .. } => {
             "the pattern matches every path, so its negation matches none; drop the `!`, or the entry".to_string()

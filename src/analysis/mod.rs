@@ -247,14 +247,11 @@ pub(crate) fn also(mut d: Diagnostic, rule: &ResolvedRule, home: crate::syntax::
     }
 }
 
-/// Labels the `use` that spliced a rule in, when it did.
-pub(crate) fn via(d: Diagnostic, rule: &ResolvedRule, home: crate::syntax::loc::FileId) -> Diagnostic {
+/// Labels the outermost `use` that spliced a rule in, when one did.
+pub(crate) fn via(d: Diagnostic, rule: &ResolvedRule) -> Diagnostic {
     match rule.via.first() {
         Some(u) => d.label(*u, format!("rule `{}` is spliced in here", rule.label)),
-        None => {
-            let _ = home;
-            d
-        }
+        None => d,
     }
 }
 
