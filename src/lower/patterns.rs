@@ -53,12 +53,13 @@ pub fn glob_regex(anchored: &str) -> Result<String, String> {
     };
     let main = one(anchored)?;
     // picomatch: `dir/**` matches `dir` too; globset only its descendants.
-    match anchored.strip_suffix("/**") {
-        Some(dir) if !dir.is_empty() && !dir.ends_with('/') => {
-            Ok(format!("(?:{main})|(?:{})", one(dir)?))
-        }
-        _ => Ok(main),
-    }
+    let re = match anchored.strip_suffix("/**") {
+        Some(dir) if !dir.is_empty() && !dir.ends_with('/') => format!("(?:{main})|(?:{})", one(dir)?),
+        _ => main,
+    };
+    // globset's `**` is `.*`; a file name may hold a newline, and `.` must
+    // cross it as globset's own matcher does, or `/a\nb` escapes `**`.
+    Ok(format!("(?s:{re})"))
 }
 
 /// Checks a user regex and names the unsupported construct when it fails.
