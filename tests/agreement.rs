@@ -15,7 +15,7 @@ tool net { network_access }
 "#;
 
 fn segment() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(vec!["a", "b", ".env", "src", "x.rs", "w", "secrets", "deep"])
+    prop::sample::select(vec!["a", "b", ".env", "src", "x.rs", "w", "secrets", "deep", "new\nline"])
 }
 
 fn glob_part() -> impl Strategy<Value = &'static str> {
