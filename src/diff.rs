@@ -1,8 +1,10 @@
 //! `permc diff`: what changed in behaviour between two versions of a policy.
 //!
 //! For every tool and operation, each policy's decision is a function of the
-//! item's subject (a normalised absolute path, or a command segment's words
-//! joined by single spaces). The two functions are compared exactly on the
+//! item's subject (a normalised absolute path; a shell command segment's
+//! words, spelled joined by NUL bytes, which regexes read as the spaces of the
+//! command text; or a `raw` command's text). The two functions are compared
+//! exactly on the
 //! automata: every rule's language is a regex (globs full-match, `/regex/`
 //! matchers are searched, negated globs are complements, `prefix` matches
 //! whole leading words), each policy's rules for one (tool, operation) become
@@ -22,9 +24,11 @@
 //! What is not exact, and says so in [`Report::notes`]: an automaton over the
 //! size limits (that operation is not compared; [`Report::incomplete`]), and
 //! operations whose rules use a Unicode `\b` (inputs with non-ASCII characters
-//! are not explored there). Command words containing whitespace or control
-//! characters, paths containing a tool's `split` separator through any other
-//! statement, and relative request paths are outside the compared domain.
+//! are not explored there). Outside the compared domain: empty command words;
+//! when every statement of an operation splits its input, subjects holding
+//! any of their separators (one statement could carry another's); and
+//! relative request paths (they resolve against the workspace, whose change
+//! is listed).
 
 use crate::eval;
 use crate::lower::{Lowered, OpKind, PolicyBody, ResolvedMatcher, ResolvedRule, RuleList, ToolStmtDef};
@@ -340,6 +344,9 @@ struct Decided {
 
 // ---- one leaf's rules for one (tool, operation) -----------------------------------
 
+/// The most patterns one automaton of a rule set holds.
+const PART_SIZE: usize = 256;
+
 /// A leaf's rules for one (tool, operation), as the program selects them.
 struct RuleSet {
     combine: Combine,
@@ -363,7 +370,7 @@ struct Part {
 }
 
 /// How the subject of one (tool, operation) is spelled for the automata.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Model {
     /// A normalised absolute path.
     Path,
@@ -377,7 +384,8 @@ enum Model {
 }
 
 impl RuleSet {
-    fn build(list: &RuleList, tool: &str, op: &str, model: Model, limits: &Limits) -> Result<RuleSet, String> {
+    /// The rule set of `members` (indexes of the rules that apply).
+    fn build(list: &RuleList, members: &[u32], model: Model, limits: &Limits) -> Result<RuleSet, String> {
         let mut set = RuleSet {
             combine: list.combine,
             default: list.default,
@@ -388,15 +396,17 @@ impl RuleSet {
             pats: Vec::new(),
             parts: Vec::new(),
         };
-        // (pattern, pattern id) for the automaton that reads bytes as they
-        // are, and for the one that reads NUL as a space.
+        // (pattern, pattern id) per automaton: globs anchored at a literal
+        // start, floating globs (`**/...`), searched regexes, prefixes, and
+        // regexes over command text (which read NUL as a space). Kept apart,
+        // each automaton stays small; the product walk combines them.
+        let mut anchored: Vec<(String, usize)> = Vec::new();
+        let mut floating: Vec<(String, usize)> = Vec::new();
         let mut direct: Vec<(String, usize)> = Vec::new();
+        let mut prefixes: Vec<(String, usize)> = Vec::new();
         let mut spaced: Vec<(String, usize)> = Vec::new();
-        for (i, r) in list.rules.iter().enumerate() {
-            if !r.applies_to_tool(tool) || !r.applies_to_op(op) {
-                continue;
-            }
-            let i = i as u32;
+        for &i in members {
+            let Some(r) = list.rules.get(i as usize) else { continue };
             if r.gate {
                 set.gates.push(i);
                 continue;
@@ -408,38 +418,41 @@ impl RuleSet {
             for m in &r.matchers {
                 let pid = set.pats.len();
                 match (m, model) {
-                    (ResolvedMatcher::Glob { regex, negated, .. }, Model::Path) => {
+                    (ResolvedMatcher::Glob { regex, negated, anchored: glob, .. }, Model::Path) => {
                         set.pats.push((i, *negated));
-                        direct.push((regex.clone(), pid));
+                        let group = if glob.starts_with('/') { &mut anchored } else { &mut floating };
+                        group.push((regex.clone(), pid));
                     }
                     (ResolvedMatcher::Regex { source, .. }, Model::Path | Model::Raw | Model::Words) => {
                         set.pats.push((i, false));
-                        let pattern = format!(r"(?s-u:.)*(?:{})(?s-u:.)*", plain_regex(source));
+                        let pattern = searched(source);
                         if model == Model::Words { spaced.push((pattern, pid)) } else { direct.push((pattern, pid)) }
                     }
                     (ResolvedMatcher::Prefix { words, .. }, Model::Words) => {
                         let body: Vec<String> = words.iter().map(|w| regex_syntax::escape(w)).collect();
                         set.pats.push((i, false));
-                        direct.push((format!(r"\A{}(?:\x00(?s-u:.)*)?\z", body.join(r"\x00")), pid));
+                        prefixes.push((format!(r"\A{}(?:\x00(?s-u:.)*)?\z", body.join(r"\x00")), pid));
                     }
                     (ResolvedMatcher::Prefix { words, .. }, Model::Raw) => {
                         // The words of raw text are its `split_whitespace` parts.
                         let body: Vec<String> = words.iter().map(|w| regex_syntax::escape(w)).collect();
                         set.pats.push((i, false));
-                        direct.push((format!(r"\A\s*{}(?:\s(?s-u:.)*)?\z", body.join(r"\s+")), pid));
+                        prefixes.push((format!(r"\A\s*{}(?:\s(?s-u:.)*)?\z", body.join(r"\s+")), pid));
                     }
                     // The program never consults these for this kind of item.
                     _ => {}
                 }
             }
         }
-        for (list, nul_as_space) in [(direct, false), (spaced, true)] {
-            if list.is_empty() {
-                continue;
+        for (list, nul_as_space) in [(anchored, false), (floating, false), (direct, false), (prefixes, false), (spaced, true)] {
+            // Patterns that can match anywhere keep every one of their
+            // states alive in a subset construction: smaller groups
+            // determinise much faster.
+            for chunk in list.chunks(PART_SIZE) {
+                let patterns: Vec<String> = chunk.iter().map(|(p, _)| p.clone()).collect();
+                let dfa = build_dfa(&patterns, false, limits)?;
+                set.parts.push(Part { dfa, nul_as_space, pids: chunk.iter().map(|(_, id)| *id).collect() });
             }
-            let patterns: Vec<String> = list.iter().map(|(p, _)| p.clone()).collect();
-            let dfa = build_dfa(&patterns, false, limits)?;
-            set.parts.push(Part { dfa, nul_as_space, pids: list.into_iter().map(|(_, id)| id).collect() });
         }
         Ok(set)
     }
@@ -476,13 +489,21 @@ impl RuleSet {
     }
 }
 
-/// A user regex in a form that can be wrapped in a group: verbose-mode
-/// comments (`(?x) a # ...`) would swallow the closing parenthesis, so the
-/// regex is parsed and printed back without them.
-fn plain_regex(source: &str) -> String {
+/// A searched user regex as a whole-subject pattern: `.*(?:re).*`, without
+/// the `.*` on a side where the regex is anchored (`^`, `\A`, `$`, `\z`), which
+/// keeps the automata small. The regex is parsed and printed back, so that
+/// verbose-mode comments (`(?x) a # ...`) cannot swallow the parenthesis.
+fn searched(source: &str) -> String {
+    use regex_syntax::hir::Look;
+    let any = "(?s-u:.)*";
     match regex_syntax::ParserBuilder::new().utf8(false).build().parse(source) {
-        Ok(hir) => hir.to_string(),
-        Err(_) => source.to_string(),
+        Ok(hir) => {
+            let props = hir.properties();
+            let start = props.look_set_prefix().contains(Look::Start);
+            let end = props.look_set_suffix().contains(Look::End);
+            format!("{}(?:{hir}){}", if start { "" } else { any }, if end { "" } else { any })
+        }
+        Err(_) => format!("{any}(?:{source}){any}"),
     }
 }
 
@@ -504,7 +525,7 @@ fn build_dfa(patterns: &[String], unicode_input: bool, limits: &Limits) -> Resul
 
 /// The subjects an item of one (tool, operation) can have: pattern 0 must
 /// match, no other may.
-fn domain(model: Model, seps: &[String], limits: &Limits) -> Result<dense::DFA<Vec<u32>>, String> {
+fn domain(model: Model, seps: &[String], no_root: bool, limits: &Limits) -> Result<dense::DFA<Vec<u32>>, String> {
     let shape = match model {
         // A normalised absolute path: `/`, or `/seg` repeated, where a segment
         // is not empty, `.` or `..`, and holds no `/` or NUL.
@@ -526,6 +547,10 @@ fn domain(model: Model, seps: &[String], limits: &Limits) -> Result<dense::DFA<V
             pats.push(r"(?s:.)*\s".to_string());
             pats.push(r"\s(?s:.)*".to_string());
         }
+    }
+    if no_root {
+        // `/` is always a directory: no statement's condition admits it.
+        pats.push(r"\A/\z".to_string());
     }
     build_dfa(&pats, true, limits)
 }
@@ -1009,8 +1034,9 @@ pub fn diff(old: &Policy, new: &Policy, limits: &Limits) -> Result<Report, Strin
 
     // Behaviour.
     let mut quit_ops: Vec<String> = Vec::new();
+    let mut cache = Cache::default();
     for t in &targets {
-        compare_target(&a, &b, t, limits, &mut report, &mut quit_ops);
+        compare_target(&a, &b, t, limits, &mut cache, &mut report, &mut quit_ops);
     }
     if !quit_ops.is_empty() {
         report.notes.push(format!(
@@ -1025,7 +1051,57 @@ pub fn diff(old: &Policy, new: &Policy, limits: &Limits) -> Result<Report, Strin
     Ok(report)
 }
 
-fn compare_target(a: &Side, b: &Side, t: &Target, limits: &Limits, report: &mut Report, quit_ops: &mut Vec<String>) {
+/// Automata and walks already computed: tools that share rules (every tool
+/// a rule names, or none) share their rule sets, and then their walks.
+#[derive(Default)]
+struct Cache {
+    /// (side, leaf, member rules, model) -> rule set id.
+    set_ids: HashMap<(usize, usize, Vec<u32>, Model), usize>,
+    sets: Vec<Result<RuleSet, String>>,
+    /// (rule set ids of both sides, model, separators, no root, cwds) -> walk.
+    walks: HashMap<(Vec<usize>, Vec<usize>, Model, Vec<String>, bool, Vec<Option<String>>), Explored>,
+}
+
+/// What the walks of one (tool, operation) found, over every working directory.
+#[derive(Clone, Default)]
+struct Explored {
+    /// (class, witness bytes, decisions, working directory).
+    found: Vec<(ClassKey, Vec<u8>, [Decided; 2], Option<String>)>,
+    quit: bool,
+    /// Why the walk stopped early, if it did.
+    truncated: Option<String>,
+}
+
+impl Cache {
+    fn set(&mut self, side: usize, leaf: usize, list: &RuleList, tool: &str, op: &str, model: Model, limits: &Limits) -> usize {
+        let members: Vec<u32> = list
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.applies_to_tool(tool) && r.applies_to_op(op))
+            .map(|(i, _)| i as u32)
+            .collect();
+        let key = (side, leaf, members, model);
+        if let Some(&id) = self.set_ids.get(&key) {
+            return id;
+        }
+        let built = RuleSet::build(list, &key.2, model, limits);
+        self.sets.push(built);
+        let id = self.sets.len() - 1;
+        self.set_ids.insert(key, id);
+        id
+    }
+}
+
+fn compare_target(
+    a: &Side,
+    b: &Side,
+    t: &Target,
+    limits: &Limits,
+    cache: &mut Cache,
+    report: &mut Report,
+    quit_ops: &mut Vec<String>,
+) {
     let label = if t.any_tool { format!("`{}` (any other tool)", t.op) } else { format!("`{} {}`", t.tool, t.op) };
     let stmts: Vec<ToolStmtDef> = statements(a, t).into_iter().chain(statements(b, t)).collect();
     let model = match t.kind {
@@ -1034,25 +1110,37 @@ fn compare_target(a: &Side, b: &Side, t: &Target, limits: &Limits, report: &mut 
         OpKind::Command => Model::Words,
         OpKind::Bare => Model::Bare,
     };
-    let sets = |s: &Side, side: usize| -> Result<Vec<RuleSet>, String> {
-        let (op, m) = if t.bare_side == Some(side) { ("tool", Model::Bare) } else { (t.op.as_str(), model) };
-        (0..s.leaves.len())
-            .map(|l| match s.list(l) {
-                Some(list) => RuleSet::build(list, &t.tool, op, m, limits),
-                None => Err("a member is not a rule list".into()),
-            })
-            .collect()
-    };
-    let (sa, sb) = match (sets(a, 0), sets(b, 1)) {
-        (Ok(x), Ok(y)) => (x, y),
-        (Err(e), _) | (_, Err(e)) => {
-            report.incomplete = true;
-            report.notes.push(format!("could not compare {label} exactly: {e}"));
-            return;
+    let mut ids: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    for (si, side) in [a, b].into_iter().enumerate() {
+        let (op, m) = if t.bare_side == Some(si) { ("tool", Model::Bare) } else { (t.op.as_str(), model) };
+        for l in 0..side.leaves.len() {
+            match side.list(l) {
+                Some(list) => ids[si].push(cache.set(si, l, list, &t.tool, op, m, limits)),
+                None => {
+                    report.incomplete = true;
+                    report.notes.push(format!("could not compare {label} exactly: a member is not a rule list"));
+                    return;
+                }
+            }
         }
-    };
+    }
+    let mut sets: [Vec<&RuleSet>; 2] = [Vec::new(), Vec::new()];
+    for si in 0..2 {
+        for &id in &ids[si] {
+            match cache.sets.get(id) {
+                Some(Ok(set)) => sets[si].push(set),
+                Some(Err(e)) => {
+                    report.incomplete = true;
+                    report.notes.push(format!("could not compare {label} exactly: {e}"));
+                    return;
+                }
+                None => return,
+            }
+        }
+    }
+    let [sa, sb] = sets;
     if model == Model::Bare {
-        let decide = |side: &Side, sets: &[RuleSet]| {
+        let decide = |side: &Side, sets: &[&RuleSet]| {
             let per: Vec<(Effect, Option<u32>)> = sets
                 .iter()
                 .map(|s| {
@@ -1077,14 +1165,10 @@ fn compare_target(a: &Side, b: &Side, t: &Target, limits: &Limits, report: &mut 
     } else {
         Vec::new()
     };
-    let dom = match domain(model, &seps, limits) {
-        Ok(d) => d,
-        Err(e) => {
-            report.incomplete = true;
-            report.notes.push(format!("could not compare {label} exactly: {e}"));
-            return;
-        }
+    let dir_ok = |s: &ToolStmtDef| {
+        s.fs.iter().all(|&(positive, want)| matches!(want, FsKind::Exists | FsKind::Dir) == positive)
     };
+    let no_root = model == Model::Path && !stmts.is_empty() && !stmts.iter().any(dir_ok);
     // Working directories: only commands, and only under gates.
     let mut cwds: Vec<Option<String>> = vec![None];
     let has_gates = sa.iter().chain(&sb).any(|s| !s.gates.is_empty());
@@ -1105,47 +1189,79 @@ fn compare_target(a: &Side, b: &Side, t: &Target, limits: &Limits, report: &mut 
             }
         }
     }
+    let key = (ids[0].clone(), ids[1].clone(), model, seps.clone(), no_root, cwds.clone());
+    let explored = match cache.walks.get(&key) {
+        Some(e) => e.clone(),
+        None => {
+            let e = explore(&sa, &sb, model, &seps, no_root, &cwds, limits);
+            cache.walks.insert(key, e.clone());
+            e
+        }
+    };
+    if explored.quit && !quit_ops.contains(&label) {
+        quit_ops.push(label.clone());
+    }
+    if let Some(why) = &explored.truncated {
+        report.incomplete = true;
+        report.notes.push(format!("could not compare {label} exactly: {why}"));
+    }
+    for (_, bytes, dec, cwd) in explored.found {
+        let witness = match model {
+            Model::Path => String::from_utf8(bytes).map(Witness::Path),
+            Model::Raw => String::from_utf8(bytes).map(Witness::Text),
+            _ => bytes
+                .split(|&b| b == 0)
+                .map(|w| String::from_utf8(w.to_vec()))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Witness::Words),
+        };
+        match witness {
+            Ok(w) => push_verified(a, b, t, Some(&w), cwd.as_deref(), dec, report),
+            Err(e) => report.internal_errors.push(format!("{label}: a witness is not UTF-8: {e}")),
+        }
+    }
+}
+
+/// Walks the product for every working directory, printable inputs first.
+fn explore(
+    sa: &[&RuleSet],
+    sb: &[&RuleSet],
+    model: Model,
+    seps: &[String],
+    no_root: bool,
+    cwds: &[Option<String>],
+    limits: &Limits,
+) -> Explored {
+    let mut out = Explored::default();
+    let dom = match domain(model, seps, no_root, limits) {
+        Ok(d) => d,
+        Err(e) => {
+            out.truncated = Some(e);
+            return out;
+        }
+    };
     let mut known: HashMap<ClassKey, ()> = HashMap::new();
     for cwd in cwds {
         let fires = |s: &RuleSet| cwd.as_ref().is_some_and(|c| !crate::paths::is_within(c, &s.workspace));
         let walk = Walk {
             domain: &dom,
             words: model == Model::Words,
-            sides: [sa.iter().map(|s| (s, fires(s))).collect(), sb.iter().map(|s| (s, fires(s))).collect()],
+            sides: [sa.iter().map(|s| (*s, fires(s))).collect(), sb.iter().map(|s| (*s, fires(s))).collect()],
         };
         for printable in [true, false] {
             let r = walk.run(printable, &known, limits.max_states);
-            if r.quit && !quit_ops.contains(&label) {
-                quit_ops.push(label.clone());
-            }
-            if r.truncated {
-                report.incomplete = true;
-                report.notes.push(format!(
-                    "could not compare {label} exactly: more than {} combined automaton states",
-                    limits.max_states
-                ));
-            }
+            out.quit |= r.quit;
             for (key, bytes, dec) in r.found {
                 known.insert(key, ());
-                let witness = match model {
-                    Model::Path => String::from_utf8(bytes).map(Witness::Path),
-                    Model::Raw => String::from_utf8(bytes).map(Witness::Text),
-                    _ => bytes
-                        .split(|&b| b == 0)
-                        .map(|w| String::from_utf8(w.to_vec()))
-                        .collect::<Result<Vec<_>, _>>()
-                        .map(Witness::Words),
-                };
-                match witness {
-                    Ok(w) => push_verified(a, b, t, Some(&w), cwd.as_deref(), dec, report),
-                    Err(e) => report.internal_errors.push(format!("{label}: a witness is not UTF-8: {e}")),
-                }
+                out.found.push((key, bytes, dec, cwd.clone()));
             }
             if r.truncated {
-                return;
+                out.truncated = Some(format!("more than {} combined automaton states", limits.max_states));
+                return out;
             }
         }
     }
+    out
 }
 
 /// The statements of `t.tool` for `t.op` on one side.
