@@ -70,6 +70,8 @@ pub struct Outcome {
     pub policy: String,
     /// Whether the side is a composition (then `policy` is worth showing).
     pub composed: bool,
+    /// The side is `all()` with no members: everything is allowed.
+    pub empty: bool,
 }
 
 /// One class of inputs whose decision changed, with its witness.
@@ -177,6 +179,9 @@ impl Report {
 
 impl Outcome {
     fn describe(&self) -> String {
+        if self.empty {
+            return format!("{} (`{}` is an empty composition)", self.decision, self.policy);
+        }
         let by = match &self.rule {
             Some(r) => format!("rule `{r}`"),
             None => "default".to_string(),
@@ -314,7 +319,7 @@ impl<'a> Side<'a> {
             ),
             None => (None, self.name()),
         };
-        Outcome { decision: d.effect, rule, policy, composed: self.composed }
+        Outcome { decision: d.effect, rule, policy, composed: self.composed, empty: self.leaves.is_empty() }
     }
 }
 
@@ -1010,7 +1015,8 @@ pub fn diff(old: &Policy, new: &Policy, limits: &Limits) -> Result<Report, Strin
     if a.composed || b.composed {
         let (na, nb) = (names(&a), names(&b));
         if na != nb {
-            report.settings.push(format!("members: {} → {}", na.join(", "), nb.join(", ")));
+            let list = |n: &[String]| if n.is_empty() { "(none)".to_string() } else { n.join(", ") };
+            report.settings.push(format!("members: {} → {}", list(&na), list(&nb)));
         }
         for (i, n) in na.iter().enumerate() {
             if let Some(j) = nb.iter().position(|m| m == n) {

@@ -213,7 +213,119 @@ fn keywords() -> &'static Vec<String> {
 }
 
 const EFFECTS: &[&str] = &["allow", "deny", "ask", "interrupt", "require_approval"];
-const BODY_STARTS: &[&str] = &["workspace", "combine", "default", "use"];
+/// The words that can begin a grammar rule, read from `grammar/perm.pest`:
+/// `starters("body_stmt")` gives `workspace`, `combine`, ..., and the effects.
+fn starters(rule: &str) -> Vec<String> {
+    fn body(grammar: &'static str, name: &str) -> Option<&'static str> {
+        // A rule is `name = { ... }` (possibly `@{`, `_{`, `${`), on one or more lines.
+        let mut offset = 0;
+        let mut start = None;
+        for line in grammar.split_inclusive('\n') {
+            if line.split_once('=').is_some_and(|(lhs, _)| lhs.trim() == name) {
+                start = Some(offset);
+                break;
+            }
+            offset += line.len();
+        }
+        let rest = &grammar[start?..];
+        let open = rest.find('{')?;
+        // The matching `}`, skipping string literals.
+        let (mut level, mut in_str, mut esc) = (0usize, false, false);
+        for (i, c) in rest[open..].char_indices() {
+            match c {
+                _ if esc => esc = false,
+                '\\' if in_str => esc = true,
+                '"' => in_str = !in_str,
+                '{' if !in_str => level += 1,
+                '}' if !in_str => {
+                    level -= 1;
+                    if level == 0 {
+                        return Some(&rest[open + 1..open + i]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+    fn first(grammar: &'static str, text: &str, depth: u32, out: &mut Vec<String>) {
+        if depth > 8 {
+            return;
+        }
+        let text = text.trim_start();
+        // The first element: a parenthesised group, a literal, or a rule name.
+        let element = if let Some(inner) = text.strip_prefix('(') {
+            let mut level = 1;
+            let mut end = inner.len();
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '(' => level += 1,
+                    ')' => {
+                        level -= 1;
+                        if level == 0 {
+                            end = i;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            &inner[..end]
+        } else {
+            text.split(['~', ')']).next().unwrap_or("")
+        };
+        for alt in element.split('|') {
+            let alt = alt.trim();
+            if alt.starts_with('(') {
+                first(grammar, alt, depth + 1, out);
+            } else if let Some(lit) = alt.strip_prefix('"') {
+                let lit = lit.split('"').next().unwrap_or("");
+                if !lit.is_empty() && !out.iter().any(|o| o == lit) {
+                    out.push(lit.to_string());
+                }
+            } else {
+                let name = alt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("");
+                if let Some(b) = body(grammar, name).filter(|_| !name.is_empty() && name != "SOI") {
+                    first(grammar, b, depth + 1, out);
+                }
+            }
+        }
+    }
+    let grammar = include_str!("../grammar/perm.pest");
+    let mut out = Vec::new();
+    if let Some(b) = body(grammar, rule) {
+        first(grammar, b, 0, &mut out);
+    }
+    out
+}
+
+/// Cached [`starters`] of the rules the layout needs.
+struct Starters {
+    body: Vec<String>,
+    test: Vec<String>,
+    tool_options: Vec<String>,
+}
+
+fn grammar_starters() -> &'static Starters {
+    static S: OnceLock<Starters> = OnceLock::new();
+    S.get_or_init(|| {
+        let or = |mut v: Vec<String>, fallback: &[&str]| {
+            for f in fallback {
+                if !v.iter().any(|x| x == f) {
+                    v.push(f.to_string());
+                }
+            }
+            v
+        };
+        let mut tool_options = starters("stmt_opt");
+        tool_options.extend(starters("when"));
+        Starters {
+            body: or(starters("body_stmt"), &["workspace", "combine", "default", "use"]),
+            test: or(starters("test_case"), EFFECTS),
+            tool_options: or(tool_options, &["split", "cwd", "when"]),
+        }
+    })
+}
 
 /// What kind of block a line is directly inside: decides which lines are
 /// continuation lines.
@@ -430,6 +542,8 @@ fn structure(raw: Vec<Vec<Token<'_>>>) -> Vec<Line<'_>> {
             continue;
         }
         let word = |set: &[&str]| first.kind == Kind::Word && set.contains(&first.text);
+        let st = grammar_starters();
+        let starts = |set: &[String]| first.kind == Kind::Word && set.iter().any(|k| k == first.text);
         // At the top level a line that starts with a keyword starts an item
         // (`all` only continues `policy NAME =`), even when the previous
         // item has no closing brace (`operation NAME`).
@@ -439,12 +553,13 @@ fn structure(raw: Vec<Vec<Token<'_>>>) -> Vec<Line<'_>> {
         let continuation = !line.starts_close
             && match ctx {
                 Ctx::Top => !expect_item,
-                Ctx::Body => !(word(EFFECTS) || word(BODY_STARTS)),
-                Ctx::Test => !word(EFFECTS),
+                Ctx::Body => !(word(EFFECTS) || starts(&st.body)),
+                Ctx::Test => !(word(EFFECTS) || starts(&st.test)),
                 Ctx::Tool => {
                     first.kind != Kind::Word
                         || first.text.starts_with("input")
                         || kws.iter().any(|k| k == first.text)
+                        || starts(&st.tool_options)
                 }
                 Ctx::Value => false,
             };
@@ -640,4 +755,22 @@ fn space_between(a: &Token, b: &Token) -> bool {
         return false;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn statement_starters_come_from_the_grammar() {
+        let body = super::starters("body_stmt");
+        for k in ["workspace", "combine", "default", "use", "allow", "deny", "ask", "interrupt", "require_approval"] {
+            assert!(body.iter().any(|s| s == k), "{k} missing from {body:?}");
+        }
+        assert!(!body.iter().any(|s| s == "as"), "{body:?}");
+        let options = super::starters("stmt_opt");
+        for k in ["split", "cwd"] {
+            assert!(options.iter().any(|s| s == k), "{k} missing from {options:?}");
+        }
+        assert_eq!(super::starters("when"), ["when"]);
+        assert_eq!(super::starters("no_such_rule"), Vec::<String>::new());
+    }
 }
