@@ -262,7 +262,7 @@ struct Gen {
 impl Gen {
     fn source(&self) -> String {
         format!(
-            "tool r {{ read input.path }}\ntool sh {{ exec input.command cwd input.dir }}\npolicy p {{\n  workspace \"{}\"\n  combine {}\n  default {}\n  {}\n}}\n",
+            "tool r {{ read input.path }}\ntool sh {{ exec input.command cwd input.dir }}\ntool py {{ exec input.code raw }}\npolicy p {{\n  workspace \"{}\"\n  combine {}\n  default {}\n  {}\n}}\n",
             self.ws,
             self.combine,
             self.default,
@@ -337,7 +337,11 @@ fn sample_paths() -> Vec<String> {
 }
 
 fn sample_commands() -> Vec<String> {
-    let mut out = Vec::new();
+    // Quoted words may hold spaces; tabs and runs of spaces separate words.
+    let mut out: Vec<String> = ["'git push' x", "' rm'", "rm\t-rf", "git  push", "'ls '", "\"git\" push"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     for a in WORDS {
         out.push(a.to_string());
         for b in WORDS {
@@ -362,10 +366,17 @@ proptest! {
     /// Every difference that sampling finds belongs to a class the diff
     /// reports, and every reported witness reproduces.
     #[test]
-    fn the_diff_finds_every_sampled_difference((old_src, new_src) in versions()) {
+    fn the_diff_finds_every_sampled_difference((old_src, new_src) in versions(), composed in any::<bool>()) {
+        // Half of the cases compare `all(p, p2)` with a fixed second member.
+        let (old_src, new_src, opts) = if composed {
+            let member = "policy p2 {\n  workspace \"/w\"\n  default allow\n  deny read \"**/.env\" as z1\n  ask exec prefix \"git\" as z2\n}\npolicy top = all(p, p2)\n";
+            (old_src + member, new_src + member, Options { policy: Some("top".into()), ..Options::logical() })
+        } else {
+            (old_src, new_src, Options::logical())
+        };
         let (Ok(old), Ok(new)) = (
-            Policy::compile("old.perm", &old_src, &Options::logical()),
-            Policy::compile("new.perm", &new_src, &Options::logical()),
+            Policy::compile("old.perm", &old_src, &opts),
+            Policy::compile("new.perm", &new_src, &opts),
         ) else {
             return Ok(());
         };
@@ -389,6 +400,9 @@ proptest! {
                 }
                 requests.push(Request::new("sh", input).unwrap());
             }
+        }
+        for c in sample_commands().iter().chain(&[" rm".to_string(), "git  push".to_string(), "\tls x".to_string(), "ls ".to_string()]) {
+            requests.push(Request::new("py", serde_json::json!({"code": c})).unwrap());
         }
         requests.push(Request::new("Bash", serde_json::json!({})).unwrap());
         requests.push(Request::new("Other", serde_json::json!({})).unwrap());
