@@ -124,9 +124,11 @@ impl Report {
             && !self.incomplete
     }
 
-    /// Some decision changed, or could not be compared.
+    /// Some decision changed, or could not be compared, or a tool
+    /// declaration changed (then some requests, at least malformed ones, are
+    /// read differently).
     pub fn behaviour_changed(&self) -> bool {
-        !self.changes.is_empty() || self.incomplete
+        !self.changes.is_empty() || self.incomplete || !self.tools.is_empty()
     }
 
     /// The readable report.
@@ -160,6 +162,9 @@ impl Report {
         let n = self.changes.len();
         let summary = match n {
             0 if self.incomplete => "no behaviour change found, but the comparison is incomplete".to_string(),
+            0 if !self.tools.is_empty() => {
+                "no item decision changed, but requests to a changed tool are read differently".to_string()
+            }
             0 => "no behaviour change".to_string(),
             1 => "1 behaviour change".to_string(),
             n => format!("{n} behaviour changes"),
@@ -812,7 +817,13 @@ fn targets(old: &Side, new: &Side, report: &mut Report) -> Vec<Target> {
         };
         match (&a, &b) {
             (Some(x), Some(y)) if format!("{x:?}") != format!("{y:?}") => {
-                report.tools.push(format!("tool `{name}`: declaration changed"));
+                let show = |v: &[ToolStmtDef]| v.iter().map(describe_stmt).collect::<Vec<_>>().join("; ");
+                let (dx, dy) = (show(x), show(y));
+                if dx == dy {
+                    report.tools.push(format!("tool `{name}`: declaration changed"));
+                } else {
+                    report.tools.push(format!("tool `{name}`: declaration changed: `{dx}` → `{dy}`"));
+                }
             }
             (Some(_), None) => report.tools.push(format!("tool `{name}`: declared only in the old file")),
             (None, Some(_)) => report.tools.push(format!("tool `{name}`: declared only in the new file")),
@@ -863,6 +874,43 @@ fn targets(old: &Side, new: &Side, report: &mut Report) -> Vec<Target> {
 }
 
 // ---- settings, rules, tools as written ------------------------------------------------------
+
+/// A tool statement as source-like text.
+fn describe_stmt(s: &ToolStmtDef) -> String {
+    let mut parts = vec![s.op.clone()];
+    if let Some(f) = &s.field {
+        parts.push(f.to_string());
+    }
+    if let Some(sep) = &s.split {
+        parts.push(format!("split {}", Value::String(sep.clone())));
+    }
+    if let Some(c) = &s.cwd {
+        parts.push(format!("cwd {c}"));
+    }
+    for (on, word) in [(s.else_cwd, "else cwd"), (s.raw, "raw"), (s.json, "json"), (s.expand, "expand"), (s.parent, "parent")] {
+        if on {
+            parts.push(word.to_string());
+        }
+    }
+    for (positive, kind) in &s.fs {
+        let k = match kind {
+            FsKind::Exists => "exists",
+            FsKind::File => "file",
+            FsKind::Dir => "dir",
+        };
+        parts.push(format!("{} {k}", if *positive { "if" } else { "unless" }));
+    }
+    if let Some(w) = &s.when {
+        let list = |vs: &[Value]| vs.iter().map(Value::to_string).collect::<Vec<_>>().join(", ");
+        parts.push(match w {
+            Cond::Eq(f, v) => format!("when {f} == {v}"),
+            Cond::Ne(f, v) => format!("when {f} != {v}"),
+            Cond::In(f, vs) => format!("when {f} in [{}]", list(vs)),
+            Cond::NotIn(f, vs) => format!("when {f} not in [{}]", list(vs)),
+        });
+    }
+    parts.join(" ")
+}
 
 fn describe_matcher(m: &ResolvedMatcher) -> String {
     match m {
@@ -1270,6 +1318,12 @@ fn explore(
     out
 }
 
+/// A tool's declaration on one side, for comparison.
+fn declaration(side: &Side, tool: &str) -> Option<String> {
+    let low = side.low();
+    low.tool_index.get(tool).and_then(|&i| low.tools.get(i as usize)).map(|d| format!("{:?}", d.stmts))
+}
+
 /// The statements of `t.tool` for `t.op` on one side.
 fn statements(side: &Side, t: &Target) -> Vec<ToolStmtDef> {
     if t.any_tool {
@@ -1323,23 +1377,59 @@ fn push_verified(
         Some(Witness::Path(p)) => Some(p.as_str()),
         _ => None,
     };
+    let push = |input: Option<String>, report: &mut Report| {
+        report.changes.push(Change {
+            tool: t.tool.clone(),
+            any_tool: t.any_tool,
+            op: t.op.clone(),
+            input,
+            cwd: cwd.map(str::to_string),
+            old: a.outcome(&expected[0]),
+            new: b.outcome(&expected[1]),
+        });
+    };
+    let mut last_err = "no request produces this item".to_string();
+    // Both sides declare the tool, differently: the same item comes from a
+    // different request on each side, so each side is checked with its own.
+    if t.bare_side.is_none() && declaration(a, &t.tool) != declaration(b, &t.tool) {
+        let mut shown = None;
+        for (si, side) in [a, b].into_iter().enumerate() {
+            let found = candidate_requests(side, t, subject, cwd).into_iter().find_map(|(req, fs, input)| {
+                match decide_item(side, t, false, &req, &fs, path, input.as_deref()) {
+                    Ok(x) if x == expected[si] => Some(input),
+                    Ok(x) => {
+                        last_err = format!("the evaluator decided {}", side.outcome(&x).describe());
+                        None
+                    }
+                    Err(e) => {
+                        last_err = e;
+                        None
+                    }
+                }
+            });
+            match found {
+                Some(input) => {
+                    if si == 0 {
+                        shown = Some(input);
+                    }
+                }
+                None => {
+                    report.internal_errors.push(format!("witness {what} did not reproduce: {last_err}"));
+                    return;
+                }
+            }
+        }
+        push(shown.flatten(), report);
+        return;
+    }
     // Requests are built from the side that declares the tool.
     let requests = candidate_requests(if t.bare_side == Some(0) { b } else { a }, t, subject, cwd);
-    let mut last_err = "no request produces this item".to_string();
     for (req, fs, input) in requests {
         let got_a = decide_item(a, t, t.bare_side == Some(0), &req, &fs, path, input.as_deref());
         let got_b = decide_item(b, t, t.bare_side == Some(1), &req, &fs, path, input.as_deref());
         match (got_a, got_b) {
             (Ok(x), Ok(y)) if x == expected[0] && y == expected[1] => {
-                report.changes.push(Change {
-                    tool: t.tool.clone(),
-                    any_tool: t.any_tool,
-                    op: t.op.clone(),
-                    input,
-                    cwd: cwd.map(str::to_string),
-                    old: a.outcome(&expected[0]),
-                    new: b.outcome(&expected[1]),
-                });
+                push(input, report);
                 return;
             }
             (Ok(x), Ok(y)) => {
