@@ -42,7 +42,10 @@ impl Diagnostic {
     }
 
     pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message)
+        }
     }
 
     pub fn label(mut self, loc: Loc, text: impl Into<String>) -> Self {
@@ -75,14 +78,22 @@ impl Diagnostic {
         let named = self.loc().and_then(|l| sources.get(l.file)).map(|f| {
             miette::NamedSource::new(f.name.clone(), f.text.clone()).with_language("perm")
         });
-        let report = Rendered { diag: self, sources, named };
+        let report = Rendered {
+            diag: self,
+            sources,
+            named,
+        };
         let handler = if color {
             miette::GraphicalReportHandler::new()
         } else {
             miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
         };
         let mut out = String::new();
-        if handler.with_width(100).render_report(&mut out, &report).is_err() {
+        if handler
+            .with_width(100)
+            .render_report(&mut out, &report)
+            .is_err()
+        {
             out = format!("{}: {}", self.code, self.message);
         }
         out
@@ -93,7 +104,10 @@ impl Diagnostic {
         let (file, line, column) = match self.loc() {
             Some(loc) => {
                 let (l, c) = sources.line_col(loc);
-                let name = sources.get(loc.file).map(|f| f.name.clone()).unwrap_or_default();
+                let name = sources
+                    .get(loc.file)
+                    .map(|f| f.name.clone())
+                    .unwrap_or_default();
                 (Some(name), Some(l), Some(c))
             }
             None => (None, None, None),
@@ -203,5 +217,9 @@ pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) ->
 
 /// Renders a list of diagnostics, one after another.
 pub fn render_all(diags: &[Diagnostic], sources: &SourceMap, color: bool) -> String {
-    diags.iter().map(|d| d.render(sources, color)).collect::<Vec<_>>().join("\n")
+    diags
+        .iter()
+        .map(|d| d.render(sources, color))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

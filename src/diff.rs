@@ -31,7 +31,9 @@
 //! is listed).
 
 use crate::eval;
-use crate::lower::{Lowered, OpKind, PolicyBody, ResolvedMatcher, ResolvedRule, RuleList, ToolStmtDef};
+use crate::lower::{
+    Lowered, OpKind, PolicyBody, ResolvedMatcher, ResolvedRule, RuleList, ToolStmtDef,
+};
 use crate::paths::FakeFs;
 use crate::syntax::ast::{Combine, Cond, Effect, FsKind};
 use crate::{Policy, Request};
@@ -56,7 +58,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { dfa_bytes: 64 << 20, determinize_bytes: 64 << 20, max_states: 1 << 20 }
+        Limits {
+            dfa_bytes: 64 << 20,
+            determinize_bytes: 64 << 20,
+            max_states: 1 << 20,
+        }
     }
 }
 
@@ -161,9 +167,12 @@ impl Report {
         }
         let n = self.changes.len();
         let summary = match n {
-            0 if self.incomplete => "no behaviour change found, but the comparison is incomplete".to_string(),
+            0 if self.incomplete => {
+                "no behaviour change found, but the comparison is incomplete".to_string()
+            }
             0 if !self.tools.is_empty() => {
-                "no item decision changed, but requests to a changed tool are read differently".to_string()
+                "no item decision changed, but requests to a changed tool are read differently"
+                    .to_string()
             }
             0 => "no behaviour change".to_string(),
             1 => "1 behaviour change".to_string(),
@@ -185,24 +194,39 @@ impl Report {
 impl Outcome {
     fn describe(&self) -> String {
         if self.empty {
-            return format!("{} (`{}` is an empty composition)", self.decision, self.policy);
+            return format!(
+                "{} (`{}` is an empty composition)",
+                self.decision, self.policy
+            );
         }
         let by = match &self.rule {
             Some(r) => format!("rule `{r}`"),
             None => "default".to_string(),
         };
-        if self.composed { format!("{} by {by} of `{}`", self.decision, self.policy) } else { format!("{} by {by}", self.decision) }
+        if self.composed {
+            format!("{} by {by} of `{}`", self.decision, self.policy)
+        } else {
+            format!("{} by {by}", self.decision)
+        }
     }
 
     fn to_json(&self) -> JsonOutcome<'_> {
-        JsonOutcome { decision: self.decision, rule: self.rule.as_deref(), policy: self.composed.then_some(self.policy.as_str()) }
+        JsonOutcome {
+            decision: self.decision,
+            rule: self.rule.as_deref(),
+            policy: self.composed.then_some(self.policy.as_str()),
+        }
     }
 }
 
 impl Change {
     /// One line: `file_read read `/w/.env`: deny by rule `x` → allow by default`.
     pub fn describe(&self) -> String {
-        let tool = if self.any_tool { "any other tool".to_string() } else { self.tool.clone() };
+        let tool = if self.any_tool {
+            "any other tool".to_string()
+        } else {
+            self.tool.clone()
+        };
         let what = match &self.input {
             Some(i) => format!("{tool} {} {}", self.op, quote(i)),
             None if self.op == "tool" => tool,
@@ -212,12 +236,20 @@ impl Change {
             Some(c) => format!(" (cwd {})", quote(c)),
             None => String::new(),
         };
-        format!("{what}{cwd}: {} → {}", self.old.describe(), self.new.describe())
+        format!(
+            "{what}{cwd}: {} → {}",
+            self.old.describe(),
+            self.new.describe()
+        )
     }
 
     fn to_json(&self) -> String {
         let v = JsonChange {
-            tool: if self.any_tool { "*" } else { self.tool.as_str() },
+            tool: if self.any_tool {
+                "*"
+            } else {
+                self.tool.as_str()
+            },
             op: &self.op,
             input: self.input.as_deref(),
             cwd: self.cwd.as_deref(),
@@ -249,7 +281,8 @@ struct JsonChange<'a> {
 
 /// Backticks for plain text, a JSON string for anything else.
 fn quote(s: &str) -> String {
-    let plain = !s.is_empty() && !s.contains('`') && s.chars().all(|c| !c.is_control()) && s.trim() == s;
+    let plain =
+        !s.is_empty() && !s.contains('`') && s.chars().all(|c| !c.is_control()) && s.trim() == s;
     if plain {
         format!("`{s}`")
     } else {
@@ -270,11 +303,25 @@ struct Side<'a> {
 
 impl<'a> Side<'a> {
     fn new(policy: &'a Policy) -> Result<Side<'a>, String> {
-        let root = policy.selected().ok_or_else(|| "no policy selected".to_string())?;
+        let root = policy
+            .selected()
+            .ok_or_else(|| "no policy selected".to_string())?;
         let mut leaves = Vec::new();
         collect_leaves(policy.lowered(), root, 0, &mut leaves)?;
-        let composed = !matches!(policy.lowered().policies.get(root as usize).map(|p| &p.body), Some(PolicyBody::Rules(_)));
-        Ok(Side { policy, root, leaves, composed })
+        let composed = !matches!(
+            policy
+                .lowered()
+                .policies
+                .get(root as usize)
+                .map(|p| &p.body),
+            Some(PolicyBody::Rules(_))
+        );
+        Ok(Side {
+            policy,
+            root,
+            leaves,
+            composed,
+        })
     }
 
     fn low(&self) -> &'a Lowered {
@@ -298,7 +345,11 @@ impl<'a> Side<'a> {
     }
 
     fn name(&self) -> String {
-        self.low().policies.get(self.root as usize).map(|p| p.name.clone()).unwrap_or_default()
+        self.low()
+            .policies
+            .get(self.root as usize)
+            .map(|p| p.name.clone())
+            .unwrap_or_default()
     }
 
     /// The side's outcome from each leaf's (effect, deciding rule): the
@@ -311,20 +362,38 @@ impl<'a> Side<'a> {
             }
         }
         match best {
-            Some((leaf, effect, rule)) => Decided { effect, leaf: Some(leaf), rule },
-            None => Decided { effect: Effect::Allow, leaf: None, rule: None },
+            Some((leaf, effect, rule)) => Decided {
+                effect,
+                leaf: Some(leaf),
+                rule,
+            },
+            None => Decided {
+                effect: Effect::Allow,
+                leaf: None,
+                rule: None,
+            },
         }
     }
 
     fn outcome(&self, d: &Decided) -> Outcome {
         let (rule, policy) = match d.leaf {
             Some(l) => (
-                d.rule.and_then(|r| self.list(l).and_then(|list| list.rules.get(r as usize)).map(|r| r.label.clone())),
+                d.rule.and_then(|r| {
+                    self.list(l)
+                        .and_then(|list| list.rules.get(r as usize))
+                        .map(|r| r.label.clone())
+                }),
                 self.leaf_name(l),
             ),
             None => (None, self.name()),
         };
-        Outcome { decision: d.effect, rule, policy, composed: self.composed, empty: self.leaves.is_empty() }
+        Outcome {
+            decision: d.effect,
+            rule,
+            policy,
+            composed: self.composed,
+            empty: self.leaves.is_empty(),
+        }
     }
 }
 
@@ -395,7 +464,12 @@ enum Model {
 
 impl RuleSet {
     /// The rule set of `members` (indexes of the rules that apply).
-    fn build(list: &RuleList, members: &[u32], model: Model, limits: &Limits) -> Result<RuleSet, String> {
+    fn build(
+        list: &RuleList,
+        members: &[u32],
+        model: Model,
+        limits: &Limits,
+    ) -> Result<RuleSet, String> {
         let mut set = RuleSet {
             combine: list.combine,
             default: list.default,
@@ -416,7 +490,9 @@ impl RuleSet {
         let mut prefixes: Vec<(String, usize)> = Vec::new();
         let mut spaced: Vec<(String, usize)> = Vec::new();
         for &i in members {
-            let Some(r) = list.rules.get(i as usize) else { continue };
+            let Some(r) = list.rules.get(i as usize) else {
+                continue;
+            };
             if r.gate {
                 set.gates.push(i);
                 continue;
@@ -428,40 +504,77 @@ impl RuleSet {
             for m in &r.matchers {
                 let pid = set.pats.len();
                 match (m, model) {
-                    (ResolvedMatcher::Glob { regex, negated, anchored: glob, .. }, Model::Path) => {
+                    (
+                        ResolvedMatcher::Glob {
+                            regex,
+                            negated,
+                            anchored: glob,
+                            ..
+                        },
+                        Model::Path,
+                    ) => {
                         set.pats.push((i, *negated));
-                        let group = if glob.starts_with('/') { &mut anchored } else { &mut floating };
+                        let group = if glob.starts_with('/') {
+                            &mut anchored
+                        } else {
+                            &mut floating
+                        };
                         group.push((regex.clone(), pid));
                     }
-                    (ResolvedMatcher::Regex { source, .. }, Model::Path | Model::Raw | Model::Words) => {
+                    (
+                        ResolvedMatcher::Regex { source, .. },
+                        Model::Path | Model::Raw | Model::Words,
+                    ) => {
                         set.pats.push((i, false));
                         let pattern = searched(source);
-                        if model == Model::Words { spaced.push((pattern, pid)) } else { direct.push((pattern, pid)) }
+                        if model == Model::Words {
+                            spaced.push((pattern, pid))
+                        } else {
+                            direct.push((pattern, pid))
+                        }
                     }
                     (ResolvedMatcher::Prefix { words, .. }, Model::Words) => {
-                        let body: Vec<String> = words.iter().map(|w| regex_syntax::escape(w)).collect();
+                        let body: Vec<String> =
+                            words.iter().map(|w| regex_syntax::escape(w)).collect();
                         set.pats.push((i, false));
-                        prefixes.push((format!(r"\A{}(?:\x00(?s-u:.)*)?\z", body.join(r"\x00")), pid));
+                        prefixes.push((
+                            format!(r"\A{}(?:\x00(?s-u:.)*)?\z", body.join(r"\x00")),
+                            pid,
+                        ));
                     }
                     (ResolvedMatcher::Prefix { words, .. }, Model::Raw) => {
                         // The words of raw text are its `split_whitespace` parts.
-                        let body: Vec<String> = words.iter().map(|w| regex_syntax::escape(w)).collect();
+                        let body: Vec<String> =
+                            words.iter().map(|w| regex_syntax::escape(w)).collect();
                         set.pats.push((i, false));
-                        prefixes.push((format!(r"\A\s*{}(?:\s(?s-u:.)*)?\z", body.join(r"\s+")), pid));
+                        prefixes.push((
+                            format!(r"\A\s*{}(?:\s(?s-u:.)*)?\z", body.join(r"\s+")),
+                            pid,
+                        ));
                     }
                     // The program never consults these for this kind of item.
                     _ => {}
                 }
             }
         }
-        for (list, nul_as_space) in [(anchored, false), (floating, false), (direct, false), (prefixes, false), (spaced, true)] {
+        for (list, nul_as_space) in [
+            (anchored, false),
+            (floating, false),
+            (direct, false),
+            (prefixes, false),
+            (spaced, true),
+        ] {
             // Patterns that can match anywhere keep every one of their
             // states alive in a subset construction: smaller groups
             // determinise much faster.
             for chunk in list.chunks(PART_SIZE) {
                 let patterns: Vec<String> = chunk.iter().map(|(p, _)| p.clone()).collect();
                 let dfa = build_dfa(&patterns, false, limits)?;
-                set.parts.push(Part { dfa, nul_as_space, pids: chunk.iter().map(|(_, id)| *id).collect() });
+                set.parts.push(Part {
+                    dfa,
+                    nul_as_space,
+                    pids: chunk.iter().map(|(_, id)| *id).collect(),
+                });
             }
         }
         Ok(set)
@@ -489,13 +602,20 @@ impl RuleSet {
         match self.combine {
             Combine::FirstMatch => cands.into_iter().min(),
             Combine::Strictest => cands.into_iter().max_by_key(|&i| {
-                (self.effects.get(i as usize).copied().unwrap_or(Effect::Deny), std::cmp::Reverse(i))
+                (
+                    self.effects
+                        .get(i as usize)
+                        .copied()
+                        .unwrap_or(Effect::Deny),
+                    std::cmp::Reverse(i),
+                )
             }),
         }
     }
 
     fn effect(&self, rule: Option<u32>) -> Effect {
-        rule.and_then(|r| self.effects.get(r as usize).copied()).unwrap_or(self.default)
+        rule.and_then(|r| self.effects.get(r as usize).copied())
+            .unwrap_or(self.default)
     }
 }
 
@@ -506,18 +626,30 @@ impl RuleSet {
 fn searched(source: &str) -> String {
     use regex_syntax::hir::Look;
     let any = "(?s-u:.)*";
-    match regex_syntax::ParserBuilder::new().utf8(false).build().parse(source) {
+    match regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(source)
+    {
         Ok(hir) => {
             let props = hir.properties();
             let start = props.look_set_prefix().contains(Look::Start);
             let end = props.look_set_suffix().contains(Look::End);
-            format!("{}(?:{hir}){}", if start { "" } else { any }, if end { "" } else { any })
+            format!(
+                "{}(?:{hir}){}",
+                if start { "" } else { any },
+                if end { "" } else { any }
+            )
         }
         Err(_) => format!("{any}(?:{source}){any}"),
     }
 }
 
-fn build_dfa(patterns: &[String], unicode_input: bool, limits: &Limits) -> Result<dense::DFA<Vec<u32>>, String> {
+fn build_dfa(
+    patterns: &[String],
+    unicode_input: bool,
+    limits: &Limits,
+) -> Result<dense::DFA<Vec<u32>>, String> {
     dense::Builder::new()
         .configure(
             dense::Config::new()
@@ -535,7 +667,12 @@ fn build_dfa(patterns: &[String], unicode_input: bool, limits: &Limits) -> Resul
 
 /// The subjects an item of one (tool, operation) can have: pattern 0 must
 /// match, no other may.
-fn domain(model: Model, seps: &[String], no_root: bool, limits: &Limits) -> Result<dense::DFA<Vec<u32>>, String> {
+fn domain(
+    model: Model,
+    seps: &[String],
+    no_root: bool,
+    limits: &Limits,
+) -> Result<dense::DFA<Vec<u32>>, String> {
     let shape = match model {
         // A normalised absolute path: `/`, or `/seg` repeated, where a segment
         // is not empty, `.` or `..`, and holds no `/` or NUL.
@@ -633,14 +770,20 @@ impl Walk<'_> {
             if !d.is_match_state(s) {
                 return Vec::new();
             }
-            (0..d.match_len(s)).map(|i| d.match_pattern(s, i).as_usize()).collect()
+            (0..d.match_len(s))
+                .map(|i| d.match_pattern(s, i).as_usize())
+                .collect()
         };
         let dom = matches(0);
         if !dom.contains(&0) || dom.iter().any(|&p| p != 0) {
             return None;
         }
         let mut c = 1;
-        let mut out = [Decided { effect: Effect::Allow, leaf: None, rule: None }; 2];
+        let mut out = [Decided {
+            effect: Effect::Allow,
+            leaf: None,
+            rule: None,
+        }; 2];
         for (si, side) in self.sides.iter().enumerate() {
             let mut per_leaf = Vec::with_capacity(side.len());
             for (set, gate) in side {
@@ -663,8 +806,16 @@ impl Walk<'_> {
                 }
             }
             out[si] = match best {
-                Some((leaf, effect, rule)) => Decided { effect, leaf: Some(leaf), rule },
-                None => Decided { effect: Effect::Allow, leaf: None, rule: None },
+                Some((leaf, effect, rule)) => Decided {
+                    effect,
+                    leaf: Some(leaf),
+                    rule,
+                },
+                None => Decided {
+                    effect: Effect::Allow,
+                    leaf: None,
+                    rule: None,
+                },
             };
         }
         Some(out)
@@ -675,7 +826,11 @@ impl Walk<'_> {
     fn run(&self, printable: bool, skip: &HashMap<ClassKey, ()>, max_states: usize) -> WalkResult {
         let comps = self.comps();
         let n = comps.len();
-        let mut result = WalkResult { found: Vec::new(), quit: false, truncated: false };
+        let mut result = WalkResult {
+            found: Vec::new(),
+            quit: false,
+            truncated: false,
+        };
         // The alphabet: one representative byte per combination of byte
         // classes, the most preferred one, in order of preference.
         let mut reps: HashMap<Vec<u8>, u8> = HashMap::new();
@@ -684,7 +839,10 @@ impl Walk<'_> {
             if printable && !(0x20..=0x7e).contains(&b) && !(b == 0 && self.words) {
                 continue;
             }
-            let sig: Vec<u8> = comps.iter().map(|&(d, nul)| d.byte_classes().get(feed(b, nul))).collect();
+            let sig: Vec<u8> = comps
+                .iter()
+                .map(|&(d, nul)| d.byte_classes().get(feed(b, nul)))
+                .collect();
             let e = reps.entry(sig).or_insert(b);
             if rank(b) < rank(*e) {
                 *e = b;
@@ -793,7 +951,11 @@ fn targets(old: &Side, new: &Side, report: &mut Report) -> Vec<Target> {
         }
     }
     let declared = |side: &Side, name: &str| -> Option<Vec<ToolStmtDef>> {
-        side.low().tool_index.get(name).and_then(|&i| side.low().tools.get(i as usize)).map(|t| t.stmts.clone())
+        side.low()
+            .tool_index
+            .get(name)
+            .and_then(|&i| side.low().tools.get(i as usize))
+            .map(|t| t.stmts.clone())
     };
     for name in &names {
         let (a, b) = (declared(old, name), declared(new, name));
@@ -817,22 +979,37 @@ fn targets(old: &Side, new: &Side, report: &mut Report) -> Vec<Target> {
         };
         match (&a, &b) {
             (Some(x), Some(y)) if format!("{x:?}") != format!("{y:?}") => {
-                let show = |v: &[ToolStmtDef]| v.iter().map(describe_stmt).collect::<Vec<_>>().join("; ");
+                let show =
+                    |v: &[ToolStmtDef]| v.iter().map(describe_stmt).collect::<Vec<_>>().join("; ");
                 let (dx, dy) = (show(x), show(y));
                 if dx == dy {
-                    report.tools.push(format!("tool `{name}`: declaration changed"));
+                    report
+                        .tools
+                        .push(format!("tool `{name}`: declaration changed"));
                 } else {
-                    report.tools.push(format!("tool `{name}`: declaration changed: `{dx}` → `{dy}`"));
+                    report.tools.push(format!(
+                        "tool `{name}`: declaration changed: `{dx}` → `{dy}`"
+                    ));
                 }
             }
-            (Some(_), None) => report.tools.push(format!("tool `{name}`: declared only in the old file")),
-            (None, Some(_)) => report.tools.push(format!("tool `{name}`: declared only in the new file")),
+            (Some(_), None) => report
+                .tools
+                .push(format!("tool `{name}`: declared only in the old file")),
+            (None, Some(_)) => report
+                .tools
+                .push(format!("tool `{name}`: declared only in the new file")),
             _ => {}
         }
         let (sa, sb) = (shape(old, &a), shape(new, &b));
         for (op, kind) in &sa {
             if sb.contains(&(op.clone(), *kind)) {
-                out.push(Target { tool: name.clone(), any_tool: false, op: op.clone(), kind: *kind, bare_side: None });
+                out.push(Target {
+                    tool: name.clone(),
+                    any_tool: false,
+                    op: op.clone(),
+                    kind: *kind,
+                    bare_side: None,
+                });
             }
         }
         // Declared on one side only: its items against the other side's bare item.
@@ -843,7 +1020,13 @@ fn targets(old: &Side, new: &Side, report: &mut Report) -> Vec<Target> {
         };
         if let Some((shape, bare)) = one_sided {
             for (op, kind) in shape.iter().filter(|(op, _)| op != "tool") {
-                out.push(Target { tool: name.clone(), any_tool: false, op: op.clone(), kind: *kind, bare_side: Some(bare) });
+                out.push(Target {
+                    tool: name.clone(),
+                    any_tool: false,
+                    op: op.clone(),
+                    kind: *kind,
+                    bare_side: Some(bare),
+                });
             }
         }
     }
@@ -862,14 +1045,26 @@ fn targets(old: &Side, new: &Side, report: &mut Report) -> Vec<Target> {
     }
     named.sort();
     for t in &named {
-        out.push(Target { tool: t.clone(), any_tool: false, op: "tool".into(), kind: OpKind::Bare, bare_side: None });
+        out.push(Target {
+            tool: t.clone(),
+            any_tool: false,
+            op: "tool".into(),
+            kind: OpKind::Bare,
+            bare_side: None,
+        });
     }
     // Every other tool.
     let mut other = "other_tool".to_string();
     while names.contains(&other) || named.contains(&other) {
         other.push('_');
     }
-    out.push(Target { tool: other, any_tool: true, op: "tool".into(), kind: OpKind::Bare, bare_side: None });
+    out.push(Target {
+        tool: other,
+        any_tool: true,
+        op: "tool".into(),
+        kind: OpKind::Bare,
+        bare_side: None,
+    });
     out
 }
 
@@ -887,7 +1082,13 @@ fn describe_stmt(s: &ToolStmtDef) -> String {
     if let Some(c) = &s.cwd {
         parts.push(format!("cwd {c}"));
     }
-    for (on, word) in [(s.else_cwd, "else cwd"), (s.raw, "raw"), (s.json, "json"), (s.expand, "expand"), (s.parent, "parent")] {
+    for (on, word) in [
+        (s.else_cwd, "else cwd"),
+        (s.raw, "raw"),
+        (s.json, "json"),
+        (s.expand, "expand"),
+        (s.parent, "parent"),
+    ] {
         if on {
             parts.push(word.to_string());
         }
@@ -901,7 +1102,12 @@ fn describe_stmt(s: &ToolStmtDef) -> String {
         parts.push(format!("{} {k}", if *positive { "if" } else { "unless" }));
     }
     if let Some(w) = &s.when {
-        let list = |vs: &[Value]| vs.iter().map(Value::to_string).collect::<Vec<_>>().join(", ");
+        let list = |vs: &[Value]| {
+            vs.iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         parts.push(match w {
             Cond::Eq(f, v) => format!("when {f} == {v}"),
             Cond::Ne(f, v) => format!("when {f} != {v}"),
@@ -914,7 +1120,9 @@ fn describe_stmt(s: &ToolStmtDef) -> String {
 
 fn describe_matcher(m: &ResolvedMatcher) -> String {
     match m {
-        ResolvedMatcher::Glob { source, negated, .. } => {
+        ResolvedMatcher::Glob {
+            source, negated, ..
+        } => {
             if source.starts_with("scope ") {
                 source.clone()
             } else {
@@ -923,7 +1131,9 @@ fn describe_matcher(m: &ResolvedMatcher) -> String {
             }
         }
         ResolvedMatcher::Regex { source, .. } => format!("/{source}/"),
-        ResolvedMatcher::Prefix { words, .. } => format!("prefix {}", Value::String(words.join(" "))),
+        ResolvedMatcher::Prefix { words, .. } => {
+            format!("prefix {}", Value::String(words.join(" ")))
+        }
     }
 }
 
@@ -933,7 +1143,12 @@ fn describe_rule(r: &ResolvedRule) -> String {
     match &r.ops {
         None => {
             parts.push("tool".into());
-            parts.push(r.tools.as_ref().map(|t| t.join(", ")).unwrap_or_else(|| "*".into()));
+            parts.push(
+                r.tools
+                    .as_ref()
+                    .map(|t| t.join(", "))
+                    .unwrap_or_else(|| "*".into()),
+            );
         }
         Some(ops) => {
             parts.push(ops.join(", "));
@@ -991,14 +1206,23 @@ fn diff_rules(prefix: &str, a: &RuleList, b: &RuleList, out: &mut Vec<String>) {
             what.push("guidance changed".into());
         }
         if !what.is_empty() {
-            out.push(format!("{prefix}rule changed: `{}`: {}", x.label, what.join("; ")));
+            out.push(format!(
+                "{prefix}rule changed: `{}`: {}",
+                x.label,
+                what.join("; ")
+            ));
         }
     }
     // Moved: paired rules outside a longest run kept in order.
     let keep = longest_increasing(&pairs.iter().map(|&(_, j)| j).collect::<Vec<_>>());
     for (k, &(i, j)) in pairs.iter().enumerate() {
         if !keep.contains(&k) {
-            out.push(format!("{prefix}rule moved: `{}` from #{} to #{}", a.rules[i].label, i + 1, j + 1));
+            out.push(format!(
+                "{prefix}rule moved: `{}` from #{} to #{}",
+                a.rules[i].label,
+                i + 1,
+                j + 1
+            ));
         }
     }
 }
@@ -1031,11 +1255,24 @@ fn diff_settings(prefix: &str, a: &RuleList, b: &RuleList, out: &mut Vec<String>
         out.push(format!("{prefix}default: {} → {}", a.default, b.default));
     }
     if a.combine != b.combine {
-        let name = |c: Combine| if c == Combine::FirstMatch { "first-match" } else { "strictest" };
-        out.push(format!("{prefix}combine: {} → {}", name(a.combine), name(b.combine)));
+        let name = |c: Combine| {
+            if c == Combine::FirstMatch {
+                "first-match"
+            } else {
+                "strictest"
+            }
+        };
+        out.push(format!(
+            "{prefix}combine: {} → {}",
+            name(a.combine),
+            name(b.combine)
+        ));
     }
     if a.workspace != b.workspace {
-        out.push(format!("{prefix}workspace: `{}` → `{}`", a.workspace, b.workspace));
+        out.push(format!(
+            "{prefix}workspace: `{}` → `{}`",
+            a.workspace, b.workspace
+        ));
     }
 }
 
@@ -1056,15 +1293,31 @@ fn diff_settings(prefix: &str, a: &RuleList, b: &RuleList, out: &mut Vec<String>
 pub fn diff(old: &Policy, new: &Policy, limits: &Limits) -> Result<Report, String> {
     let a = Side::new(old)?;
     let b = Side::new(new)?;
-    let mut report = Report { old_policy: a.name(), new_policy: b.name(), ..Report::default() };
+    let mut report = Report {
+        old_policy: a.name(),
+        new_policy: b.name(),
+        ..Report::default()
+    };
 
     // As written.
-    let names = |s: &Side| (0..s.leaves.len()).map(|i| s.leaf_name(i)).collect::<Vec<_>>();
+    let names = |s: &Side| {
+        (0..s.leaves.len())
+            .map(|i| s.leaf_name(i))
+            .collect::<Vec<_>>()
+    };
     if a.composed || b.composed {
         let (na, nb) = (names(&a), names(&b));
         if na != nb {
-            let list = |n: &[String]| if n.is_empty() { "(none)".to_string() } else { n.join(", ") };
-            report.settings.push(format!("members: {} → {}", list(&na), list(&nb)));
+            let list = |n: &[String]| {
+                if n.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    n.join(", ")
+                }
+            };
+            report
+                .settings
+                .push(format!("members: {} → {}", list(&na), list(&nb)));
         }
         for (i, n) in na.iter().enumerate() {
             if let Some(j) = nb.iter().position(|m| m == n) {
@@ -1081,7 +1334,11 @@ pub fn diff(old: &Policy, new: &Policy, limits: &Limits) -> Result<Report, Strin
     }
     let targets = targets(&a, &b, &mut report);
     let same_members = names(&a) == names(&b);
-    if report.settings.is_empty() && report.rules.is_empty() && report.tools.is_empty() && same_members {
+    if report.settings.is_empty()
+        && report.rules.is_empty()
+        && report.tools.is_empty()
+        && same_members
+    {
         // Same rules, settings and declarations: the same decisions.
         return Ok(report);
     }
@@ -1099,8 +1356,22 @@ pub fn diff(old: &Policy, new: &Policy, limits: &Limits) -> Result<Report, Strin
         ));
     }
     report.changes.sort_by(|x, y| {
-        (x.any_tool, &x.tool, &x.op, x.input.as_ref().map(|s| s.len()), &x.input, &x.cwd)
-            .cmp(&(y.any_tool, &y.tool, &y.op, y.input.as_ref().map(|s| s.len()), &y.input, &y.cwd))
+        (
+            x.any_tool,
+            &x.tool,
+            &x.op,
+            x.input.as_ref().map(|s| s.len()),
+            &x.input,
+            &x.cwd,
+        )
+            .cmp(&(
+                y.any_tool,
+                &y.tool,
+                &y.op,
+                y.input.as_ref().map(|s| s.len()),
+                &y.input,
+                &y.cwd,
+            ))
     });
     Ok(report)
 }
@@ -1113,7 +1384,17 @@ struct Cache {
     set_ids: HashMap<(usize, usize, Vec<u32>, Model), usize>,
     sets: Vec<Result<RuleSet, String>>,
     /// (rule set ids of both sides, model, separators, no root, cwds) -> walk.
-    walks: HashMap<(Vec<usize>, Vec<usize>, Model, Vec<String>, bool, Vec<Option<String>>), Explored>,
+    walks: HashMap<
+        (
+            Vec<usize>,
+            Vec<usize>,
+            Model,
+            Vec<String>,
+            bool,
+            Vec<Option<String>>,
+        ),
+        Explored,
+    >,
 }
 
 /// What the walks of one (tool, operation) found, over every working directory.
@@ -1127,7 +1408,16 @@ struct Explored {
 }
 
 impl Cache {
-    fn set(&mut self, side: usize, leaf: usize, list: &RuleList, tool: &str, op: &str, model: Model, limits: &Limits) -> usize {
+    fn set(
+        &mut self,
+        side: usize,
+        leaf: usize,
+        list: &RuleList,
+        tool: &str,
+        op: &str,
+        model: Model,
+        limits: &Limits,
+    ) -> usize {
         let members: Vec<u32> = list
             .rules
             .iter()
@@ -1156,8 +1446,15 @@ fn compare_target(
     report: &mut Report,
     quit_ops: &mut Vec<String>,
 ) {
-    let label = if t.any_tool { format!("`{}` (any other tool)", t.op) } else { format!("`{} {}`", t.tool, t.op) };
-    let stmts: Vec<ToolStmtDef> = statements(a, t).into_iter().chain(statements(b, t)).collect();
+    let label = if t.any_tool {
+        format!("`{}` (any other tool)", t.op)
+    } else {
+        format!("`{} {}`", t.tool, t.op)
+    };
+    let stmts: Vec<ToolStmtDef> = statements(a, t)
+        .into_iter()
+        .chain(statements(b, t))
+        .collect();
     let model = match t.kind {
         OpKind::Path => Model::Path,
         OpKind::Command if !stmts.is_empty() && stmts.iter().all(|s| s.raw) => Model::Raw,
@@ -1166,13 +1463,19 @@ fn compare_target(
     };
     let mut ids: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     for (si, side) in [a, b].into_iter().enumerate() {
-        let (op, m) = if t.bare_side == Some(si) { ("tool", Model::Bare) } else { (t.op.as_str(), model) };
+        let (op, m) = if t.bare_side == Some(si) {
+            ("tool", Model::Bare)
+        } else {
+            (t.op.as_str(), model)
+        };
         for l in 0..side.leaves.len() {
             match side.list(l) {
                 Some(list) => ids[si].push(cache.set(si, l, list, &t.tool, op, m, limits)),
                 None => {
                     report.incomplete = true;
-                    report.notes.push(format!("could not compare {label} exactly: a member is not a rule list"));
+                    report.notes.push(format!(
+                        "could not compare {label} exactly: a member is not a rule list"
+                    ));
                     return;
                 }
             }
@@ -1185,7 +1488,9 @@ fn compare_target(
                 Some(Ok(set)) => sets[si].push(set),
                 Some(Err(e)) => {
                     report.incomplete = true;
-                    report.notes.push(format!("could not compare {label} exactly: {e}"));
+                    report
+                        .notes
+                        .push(format!("could not compare {label} exactly: {e}"));
                     return;
                 }
                 None => return,
@@ -1220,7 +1525,8 @@ fn compare_target(
         Vec::new()
     };
     let dir_ok = |s: &ToolStmtDef| {
-        s.fs.iter().all(|&(positive, want)| matches!(want, FsKind::Exists | FsKind::Dir) == positive)
+        s.fs.iter()
+            .all(|&(positive, want)| matches!(want, FsKind::Exists | FsKind::Dir) == positive)
     };
     let no_root = model == Model::Path && !stmts.is_empty() && !stmts.iter().any(dir_ok);
     // Working directories: only commands, and only under gates.
@@ -1236,14 +1542,24 @@ fn compare_target(
         candidates.push(outside);
         let mut seen_vectors: Vec<Vec<bool>> = vec![vec![false; roots.len()]];
         for c in candidates {
-            let v: Vec<bool> = roots.iter().map(|r| !crate::paths::is_within(&c, r)).collect();
+            let v: Vec<bool> = roots
+                .iter()
+                .map(|r| !crate::paths::is_within(&c, r))
+                .collect();
             if !seen_vectors.contains(&v) {
                 seen_vectors.push(v);
                 cwds.push(Some(c));
             }
         }
     }
-    let key = (ids[0].clone(), ids[1].clone(), model, seps.clone(), no_root, cwds.clone());
+    let key = (
+        ids[0].clone(),
+        ids[1].clone(),
+        model,
+        seps.clone(),
+        no_root,
+        cwds.clone(),
+    );
     let explored = match cache.walks.get(&key) {
         Some(e) => e.clone(),
         None => {
@@ -1257,7 +1573,9 @@ fn compare_target(
     }
     if let Some(why) = &explored.truncated {
         report.incomplete = true;
-        report.notes.push(format!("could not compare {label} exactly: {why}"));
+        report
+            .notes
+            .push(format!("could not compare {label} exactly: {why}"));
     }
     for (_, bytes, dec, cwd) in explored.found {
         let witness = match model {
@@ -1271,7 +1589,9 @@ fn compare_target(
         };
         match witness {
             Ok(w) => push_verified(a, b, t, Some(&w), cwd.as_deref(), dec, report),
-            Err(e) => report.internal_errors.push(format!("{label}: a witness is not UTF-8: {e}")),
+            Err(e) => report
+                .internal_errors
+                .push(format!("{label}: a witness is not UTF-8: {e}")),
         }
     }
 }
@@ -1296,11 +1616,17 @@ fn explore(
     };
     let mut known: HashMap<ClassKey, ()> = HashMap::new();
     for cwd in cwds {
-        let fires = |s: &RuleSet| cwd.as_ref().is_some_and(|c| !crate::paths::is_within(c, &s.workspace));
+        let fires = |s: &RuleSet| {
+            cwd.as_ref()
+                .is_some_and(|c| !crate::paths::is_within(c, &s.workspace))
+        };
         let walk = Walk {
             domain: &dom,
             words: model == Model::Words,
-            sides: [sa.iter().map(|s| (*s, fires(s))).collect(), sb.iter().map(|s| (*s, fires(s))).collect()],
+            sides: [
+                sa.iter().map(|s| (*s, fires(s))).collect(),
+                sb.iter().map(|s| (*s, fires(s))).collect(),
+            ],
         };
         for printable in [true, false] {
             let r = walk.run(printable, &known, limits.max_states);
@@ -1310,7 +1636,10 @@ fn explore(
                 out.found.push((key, bytes, dec, cwd.clone()));
             }
             if r.truncated {
-                out.truncated = Some(format!("more than {} combined automaton states", limits.max_states));
+                out.truncated = Some(format!(
+                    "more than {} combined automaton states",
+                    limits.max_states
+                ));
                 return out;
             }
         }
@@ -1321,7 +1650,10 @@ fn explore(
 /// A tool's declaration on one side, for comparison.
 fn declaration(side: &Side, tool: &str) -> Option<String> {
     let low = side.low();
-    low.tool_index.get(tool).and_then(|&i| low.tools.get(i as usize)).map(|d| format!("{:?}", d.stmts))
+    low.tool_index
+        .get(tool)
+        .and_then(|&i| low.tools.get(i as usize))
+        .map(|d| format!("{:?}", d.stmts))
 }
 
 /// The statements of `t.tool` for `t.op` on one side.
@@ -1333,7 +1665,13 @@ fn statements(side: &Side, t: &Target) -> Vec<ToolStmtDef> {
     low.tool_index
         .get(&t.tool)
         .and_then(|&i| low.tools.get(i as usize))
-        .map(|d| d.stmts.iter().filter(|s| s.op == t.op && s.kind == t.kind).cloned().collect())
+        .map(|d| {
+            d.stmts
+                .iter()
+                .filter(|s| s.op == t.op && s.kind == t.kind)
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -1394,19 +1732,22 @@ fn push_verified(
     if t.bare_side.is_none() && declaration(a, &t.tool) != declaration(b, &t.tool) {
         let mut shown = None;
         for (si, side) in [a, b].into_iter().enumerate() {
-            let found = candidate_requests(side, t, subject, cwd).into_iter().find_map(|(req, fs, input)| {
-                match decide_item(side, t, false, &req, &fs, path, input.as_deref()) {
-                    Ok(x) if x == expected[si] => Some(input),
-                    Ok(x) => {
-                        last_err = format!("the evaluator decided {}", side.outcome(&x).describe());
-                        None
+            let found = candidate_requests(side, t, subject, cwd)
+                .into_iter()
+                .find_map(|(req, fs, input)| {
+                    match decide_item(side, t, false, &req, &fs, path, input.as_deref()) {
+                        Ok(x) if x == expected[si] => Some(input),
+                        Ok(x) => {
+                            last_err =
+                                format!("the evaluator decided {}", side.outcome(&x).describe());
+                            None
+                        }
+                        Err(e) => {
+                            last_err = e;
+                            None
+                        }
                     }
-                    Err(e) => {
-                        last_err = e;
-                        None
-                    }
-                }
-            });
+                });
             match found {
                 Some(input) => {
                     if si == 0 {
@@ -1414,7 +1755,9 @@ fn push_verified(
                     }
                 }
                 None => {
-                    report.internal_errors.push(format!("witness {what} did not reproduce: {last_err}"));
+                    report
+                        .internal_errors
+                        .push(format!("witness {what} did not reproduce: {last_err}"));
                     return;
                 }
             }
@@ -1425,8 +1768,24 @@ fn push_verified(
     // Requests are built from the side that declares the tool.
     let requests = candidate_requests(if t.bare_side == Some(0) { b } else { a }, t, subject, cwd);
     for (req, fs, input) in requests {
-        let got_a = decide_item(a, t, t.bare_side == Some(0), &req, &fs, path, input.as_deref());
-        let got_b = decide_item(b, t, t.bare_side == Some(1), &req, &fs, path, input.as_deref());
+        let got_a = decide_item(
+            a,
+            t,
+            t.bare_side == Some(0),
+            &req,
+            &fs,
+            path,
+            input.as_deref(),
+        );
+        let got_b = decide_item(
+            b,
+            t,
+            t.bare_side == Some(1),
+            &req,
+            &fs,
+            path,
+            input.as_deref(),
+        );
         match (got_a, got_b) {
             (Ok(x), Ok(y)) if x == expected[0] && y == expected[1] => {
                 push(input, report);
@@ -1444,12 +1803,19 @@ fn push_verified(
             (Err(e), _) | (_, Err(e)) => last_err = e,
         }
     }
-    report.internal_errors.push(format!("witness {what} did not reproduce: {last_err}"));
+    report
+        .internal_errors
+        .push(format!("witness {what} did not reproduce: {last_err}"));
 }
 
 /// Requests that should produce the item, with the filesystem they need and
 /// the input text shown to the user (a command line may need quoting).
-fn candidate_requests(side: &Side, t: &Target, subject: Option<&Witness>, cwd: Option<&str>) -> Vec<(Request, FakeFs, Option<String>)> {
+fn candidate_requests(
+    side: &Side,
+    t: &Target,
+    subject: Option<&Witness>,
+    cwd: Option<&str>,
+) -> Vec<(Request, FakeFs, Option<String>)> {
     let mut out = Vec::new();
     let bare = |tool: &str| Request::new(tool, json!({})).ok();
     let Some(subject) = subject else {
@@ -1476,10 +1842,16 @@ fn candidate_requests(side: &Side, t: &Target, subject: Option<&Witness>, cwd: O
         // The value to put in the field, and the item subject it yields.
         let mut values: Vec<String> = Vec::new();
         match subject {
-            Witness::Path(p) if s.parent => values.push(if p == "/" { "/x".into() } else { format!("{p}/x") }),
+            Witness::Path(p) if s.parent => values.push(if p == "/" {
+                "/x".into()
+            } else {
+                format!("{p}/x")
+            }),
             Witness::Path(p) => values.push(p.clone()),
             Witness::Text(text) if s.raw => values.push(text.clone()),
-            Witness::Text(text) => values.extend(command_lines(&text.split(' ').map(str::to_string).collect::<Vec<_>>())),
+            Witness::Text(text) => values.extend(command_lines(
+                &text.split(' ').map(str::to_string).collect::<Vec<_>>(),
+            )),
             Witness::Words(words) if s.raw => values.push(words.join(" ")),
             Witness::Words(words) => values.extend(command_lines(words)),
         }
@@ -1498,13 +1870,21 @@ fn candidate_requests(side: &Side, t: &Target, subject: Option<&Witness>, cwd: O
                 })
             })
             .map(|k| match (k, t.kind) {
-                (Some(FsKind::Dir), OpKind::Path) => FakeFs { files: Vec::new(), dirs: vec![subject.to_string()] },
-                (Some(_), OpKind::Path) => FakeFs { files: vec![subject.to_string()], dirs: Vec::new() },
+                (Some(FsKind::Dir), OpKind::Path) => FakeFs {
+                    files: Vec::new(),
+                    dirs: vec![subject.to_string()],
+                },
+                (Some(_), OpKind::Path) => FakeFs {
+                    files: vec![subject.to_string()],
+                    dirs: Vec::new(),
+                },
                 _ => FakeFs::default(),
             })
             .collect();
         for v in values {
-            let Some((input, req_cwd)) = input_for(side, t, &s, Some(&v), cwd) else { continue };
+            let Some((input, req_cwd)) = input_for(side, t, &s, Some(&v), cwd) else {
+                continue;
+            };
             for fs in &fs_options {
                 if let Ok(mut r) = Request::new(t.tool.as_str(), Value::Object(input.clone())) {
                     r.cwd = req_cwd.clone();
@@ -1519,13 +1899,18 @@ fn candidate_requests(side: &Side, t: &Target, subject: Option<&Witness>, cwd: O
 /// A request none of whose tool's statements applies (each has a `when`).
 fn no_statement_applies(side: &Side, tool: &str) -> Option<Request> {
     let low = side.low();
-    let def = low.tool_index.get(tool).and_then(|&i| low.tools.get(i as usize))?;
+    let def = low
+        .tool_index
+        .get(tool)
+        .and_then(|&i| low.tools.get(i as usize))?;
     let mut input = serde_json::Map::new();
     for s in &def.stmts {
         match s.when.as_ref()? {
             Cond::Eq(f, v) if v.is_null() => set_field(&mut input, &f.0, json!("permc-diff")),
             Cond::Ne(f, v) => set_field(&mut input, &f.0, v.clone()),
-            Cond::In(f, vs) if vs.iter().any(Value::is_null) => set_field(&mut input, &f.0, json!("permc-diff")),
+            Cond::In(f, vs) if vs.iter().any(Value::is_null) => {
+                set_field(&mut input, &f.0, json!("permc-diff"))
+            }
             Cond::NotIn(f, vs) => set_field(&mut input, &f.0, vs.first()?.clone()),
             _ => {}
         }
@@ -1543,12 +1928,22 @@ fn command_lines(words: &[String]) -> Vec<String> {
     let quoted: Vec<String> = words
         .iter()
         .map(|w| {
-            let safe = w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:,@%+=^".contains(c));
-            if safe { w.to_string() } else { format!("'{}'", w.replace('\'', r"'\''")) }
+            let safe = w
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./:,@%+=^".contains(c));
+            if safe {
+                w.to_string()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
         })
         .collect();
     let quoted = quoted.join(" ");
-    if quoted == plain { vec![plain] } else { vec![plain, quoted] }
+    if quoted == plain {
+        vec![plain]
+    } else {
+        vec![plain, quoted]
+    }
 }
 
 /// The tool input that makes statement `s` produce an item from `value`, and
@@ -1576,7 +1971,11 @@ fn input_for(
             Cond::Eq(f, v) => set_field(&mut input, &f.0, v.clone()),
             Cond::In(f, vs) => set_field(&mut input, &f.0, vs.first()?.clone()),
             Cond::Ne(f, v) => {
-                let other = if *v == json!("permc-diff") { json!("permc-diff-2") } else { json!("permc-diff") };
+                let other = if *v == json!("permc-diff") {
+                    json!("permc-diff-2")
+                } else {
+                    json!("permc-diff")
+                };
                 set_field(&mut input, &f.0, other);
             }
             // Others (`not in`) hold for a missing field.
@@ -1585,11 +1984,19 @@ fn input_for(
     }
     // Other statements of the tool that apply need their fields too.
     let low = side.low();
-    if let Some(def) = low.tool_index.get(&t.tool).and_then(|&i| low.tools.get(i as usize)) {
+    if let Some(def) = low
+        .tool_index
+        .get(&t.tool)
+        .and_then(|&i| low.tools.get(i as usize))
+    {
         for other in &def.stmts {
             if let Some(f) = &other.field {
                 if get_field(&input, &f.0).is_none() && !other.else_cwd {
-                    let filler = if other.kind == OpKind::Path { "/permc-diff-filler" } else { "true" };
+                    let filler = if other.kind == OpKind::Path {
+                        "/permc-diff-filler"
+                    } else {
+                        "true"
+                    };
                     set_field(&mut input, &f.0, json!([filler]));
                 }
             }
@@ -1599,12 +2006,16 @@ fn input_for(
 }
 
 fn set_field(input: &mut serde_json::Map<String, Value>, path: &[String], v: Value) {
-    let Some((first, rest)) = path.split_first() else { return };
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
     if rest.is_empty() {
         input.insert(first.clone(), v);
         return;
     }
-    let entry = input.entry(first.clone()).or_insert_with(|| Value::Object(serde_json::Map::new()));
+    let entry = input
+        .entry(first.clone())
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
     if !entry.is_object() {
         *entry = Value::Object(serde_json::Map::new());
     }
@@ -1647,7 +2058,9 @@ fn decide_item(
                 && match t.kind {
                     OpKind::Path => path.is_some() && it.path.as_deref() == path,
                     OpKind::Command => {
-                        input.is_some() && (it.command.as_deref() == input || it.command.as_deref() == input.map(str::trim))
+                        input.is_some()
+                            && (it.command.as_deref() == input
+                                || it.command.as_deref() == input.map(str::trim))
                     }
                     OpKind::Bare => it.path.is_none() && it.command.is_none(),
                 }
@@ -1658,7 +2071,11 @@ fn decide_item(
                 return Err(format!(
                     "the request {} gave no such item ({})",
                     Value::Object(req.input.clone()),
-                    if d.items.is_empty() { d.reason.clone() } else { format!("{} item(s)", d.items.len()) }
+                    if d.items.is_empty() {
+                        d.reason.clone()
+                    } else {
+                        format!("{} item(s)", d.items.len())
+                    }
                 ));
             }
         }
@@ -1666,9 +2083,16 @@ fn decide_item(
     let folded = side.fold(&per_leaf);
     // With one item, the whole decision must say the same.
     let whole = eval::decide(low, program, side.root, req, Some(fs));
-    let items = if side.composed { per_leaf.len() } else { whole.items.len() };
+    let items = if side.composed {
+        per_leaf.len()
+    } else {
+        whole.items.len()
+    };
     if items == 1 && whole.decision != folded.effect {
-        return Err(format!("the request decided {} as a whole, {} item by item", whole.decision, folded.effect));
+        return Err(format!(
+            "the request decided {} as a whole, {} item by item",
+            whole.decision, folded.effect
+        ));
     }
     Ok(folded)
 }

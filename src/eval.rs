@@ -101,7 +101,9 @@ fn decide_inner(
         return Decision::malformed(None, "?", "unknown policy");
     };
     match &pol.body {
-        PolicyBody::Rules(list) => decide_rules(low, backend, policy, &pol.name, list, req, resolver),
+        PolicyBody::Rules(list) => {
+            decide_rules(low, backend, policy, &pol.name, list, req, resolver)
+        }
         PolicyBody::All(children) => {
             // Cycles are rejected when lowering; the depth cap is a second lock.
             if depth > 64 {
@@ -141,7 +143,10 @@ fn decide_rules(
     req: &Request,
     resolver: Option<Resolver>,
 ) -> Decision {
-    let tool = low.tool_index.get(&req.tool).map(|&i| &low.tools[i as usize]);
+    let tool = low
+        .tool_index
+        .get(&req.tool)
+        .map(|&i| &low.tools[i as usize]);
     let items = match expand(req, tool, &list.workspace, resolver) {
         Ok(items) => items,
         Err(why) => return Decision::malformed(None, name, &why),
@@ -224,7 +229,11 @@ fn generated_reason(item: &Item, effect: Effect, who: &str) -> String {
     match &item.subject {
         Subject::Path(p) => format!("{} {verb} for {p} ({who})", item.op),
         Subject::Command(c) => {
-            let verb = if effect == Effect::Deny { "blocked" } else { verb };
+            let verb = if effect == Effect::Deny {
+                "blocked"
+            } else {
+                verb
+            };
             format!("{} command {verb}: '{}' ({who})", item.tool, c.text)
         }
         Subject::Bare if item.op == "tool" => format!("tool {} {verb} ({who})", item.tool),

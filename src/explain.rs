@@ -43,11 +43,17 @@ pub fn explain(policy: &Policy, name: Option<&str>, req: &Request) -> String {
 
 fn explain_policy(policy: &Policy, pid: u32, req: &Request, depth: usize, out: &mut String) {
     let low = policy.lowered();
-    let Some(pol) = low.policies.get(pid as usize) else { return };
+    let Some(pol) = low.policies.get(pid as usize) else {
+        return;
+    };
     let pad = "  ".repeat(depth);
     match &pol.body {
         PolicyBody::All(children) => {
-            let _ = writeln!(out, "{pad}policy `{}` = all(...): the strictest outcome of its policies wins", pol.name);
+            let _ = writeln!(
+                out,
+                "{pad}policy `{}` = all(...): the strictest outcome of its policies wins",
+                pol.name
+            );
             if children.is_empty() {
                 let _ = writeln!(out, "{pad}  (empty: allows)");
             }
@@ -56,7 +62,11 @@ fn explain_policy(policy: &Policy, pid: u32, req: &Request, depth: usize, out: &
                 // Evaluation stops at the first deny; so does the trace.
                 let d = policy.decide_as(&low.policies[c as usize].name, req);
                 if d.is_some_and(|d| d.decision == crate::Effect::Deny) {
-                    let _ = writeln!(out, "{pad}  (`{}` denies: later policies are not consulted)", low.policies[c as usize].name);
+                    let _ = writeln!(
+                        out,
+                        "{pad}  (`{}` denies: later policies are not consulted)",
+                        low.policies[c as usize].name
+                    );
                     break;
                 }
             }
@@ -73,9 +83,15 @@ fn explain_policy(policy: &Policy, pid: u32, req: &Request, depth: usize, out: &
                 list.default,
                 list.workspace
             );
-            let tool = low.tool_index.get(&req.tool).map(|&i| &low.tools[i as usize]);
-            let resolver: Option<crate::request::Resolver> =
-                if policy.resolves_paths() { Some(&crate::paths::RealFs) } else { None };
+            let tool = low
+                .tool_index
+                .get(&req.tool)
+                .map(|&i| &low.tools[i as usize]);
+            let resolver: Option<crate::request::Resolver> = if policy.resolves_paths() {
+                Some(&crate::paths::RealFs)
+            } else {
+                None
+            };
             match expand(req, tool, &list.workspace, resolver) {
                 Err(why) => {
                     let _ = writeln!(out, "{pad}  malformed request: {why}");
@@ -94,8 +110,15 @@ fn explain_item(policy: &Policy, list: &RuleList, item: &Item, pad: &str, out: &
     let subject = match &item.subject {
         Subject::Path(p) => format!(" {p}"),
         Subject::Command(c) => {
-            let cwd = c.cwd.as_deref().map(|d| format!(" (cwd {d})")).unwrap_or_default();
-            let opaque = c.opaque.map(|o| format!(" [opaque: {}]", o.describe())).unwrap_or_default();
+            let cwd = c
+                .cwd
+                .as_deref()
+                .map(|d| format!(" (cwd {d})"))
+                .unwrap_or_default();
+            let opaque = c
+                .opaque
+                .map(|o| format!(" [opaque: {}]", o.describe()))
+                .unwrap_or_default();
             format!(" `{}`{cwd}{opaque}", c.text)
         }
         Subject::Bare => String::new(),
@@ -110,23 +133,41 @@ fn explain_item(policy: &Policy, list: &RuleList, item: &Item, pad: &str, out: &
         let file = if rule.loc.file == root {
             String::new()
         } else {
-            policy.sources().get(rule.loc.file).map(|f| format!("{} ", f.name)).unwrap_or_default()
+            policy
+                .sources()
+                .get(rule.loc.file)
+                .map(|f| format!("{} ", f.name))
+                .unwrap_or_default()
         };
         let why = match step {
             Step::OtherTool => continue,
             Step::OtherOp => continue,
-            Step::GateInside => "cwd gate: cwd inside the workspace (or unset), skipped".to_string(),
+            Step::GateInside => {
+                "cwd gate: cwd inside the workspace (or unset), skipped".to_string()
+            }
             Step::GateFired => "cwd gate: cwd outside the workspace, fires".to_string(),
             Step::Matched(why) => format!("matches: {why}"),
             Step::NoMatch => "no match".to_string(),
         };
-        let mark = if decided == Some(i as u32) { "=>" } else { "  " };
-        let _ = writeln!(out, "{pad}  {mark} #{i} {file}line {line} {} `{}`: {why}", rule.effect, rule.label);
+        let mark = if decided == Some(i as u32) {
+            "=>"
+        } else {
+            "  "
+        };
+        let _ = writeln!(
+            out,
+            "{pad}  {mark} #{i} {file}line {line} {} `{}`: {why}",
+            rule.effect, rule.label
+        );
     }
     match decided {
         Some(i) => {
             let r = &list.rules[i as usize];
-            let _ = writeln!(out, "{pad}  decided by rule #{i} `{}`: {}", r.label, r.effect);
+            let _ = writeln!(
+                out,
+                "{pad}  decided by rule #{i} `{}`: {}",
+                r.label, r.effect
+            );
         }
         None => {
             let _ = writeln!(out, "{pad}  no rule matched: default {}", list.default);

@@ -41,13 +41,14 @@ use std::sync::OnceLock;
 pub fn format(src: &str) -> Result<String, Vec<Diagnostic>> {
     let before = crate::syntax::parse(src, FileId(0))?;
     let tokens = lex(src).map_err(|at| {
-        vec![internal(&format!("cannot tokenise the source at byte {at}"))]
+        vec![internal(&format!(
+            "cannot tokenise the source at byte {at}"
+        ))]
     })?;
     let out = layout(&tokens);
     // The safety net: same tree, same comments.
-    let after = crate::syntax::parse(&out, FileId(0)).map_err(|_| {
-        vec![internal("the formatted text does not parse")]
-    })?;
+    let after = crate::syntax::parse(&out, FileId(0))
+        .map_err(|_| vec![internal("the formatted text does not parse")])?;
     if fingerprint(&before) != fingerprint(&after) {
         return Err(vec![internal("formatting would change the syntax tree")]);
     }
@@ -58,8 +59,11 @@ pub fn format(src: &str) -> Result<String, Vec<Diagnostic>> {
 }
 
 fn internal(what: &str) -> Diagnostic {
-    Diagnostic::error("permc::fmt-internal", format!("internal formatter error: {what}"))
-        .help("the file was left unchanged; please report this with the file attached")
+    Diagnostic::error(
+        "permc::fmt-internal",
+        format!("internal formatter error: {what}"),
+    )
+    .help("the file was left unchanged; please report this with the file attached")
 }
 
 /// A rendering of a syntax tree without source locations: two sources that
@@ -67,7 +71,9 @@ fn internal(what: &str) -> Diagnostic {
 pub fn fingerprint(file: &crate::syntax::ast::File) -> String {
     static LOC: OnceLock<Option<regex::Regex>> = OnceLock::new();
     let dbg = format!("{file:?}");
-    match LOC.get_or_init(|| regex::Regex::new(r"Loc \{ file: FileId\(\d+\), start: \d+, end: \d+ \}").ok()) {
+    match LOC.get_or_init(|| {
+        regex::Regex::new(r"Loc \{ file: FileId\(\d+\), start: \d+, end: \d+ \}").ok()
+    }) {
         Some(re) => re.replace_all(&dbg, "Loc").into_owned(),
         None => dbg,
     }
@@ -205,10 +211,17 @@ fn keywords() -> &'static Vec<String> {
     static KW: OnceLock<Vec<String>> = OnceLock::new();
     KW.get_or_init(|| {
         let grammar = include_str!("../grammar/perm.pest");
-        let Some(start) = grammar.find("keyword = @{") else { return Vec::new() };
+        let Some(start) = grammar.find("keyword = @{") else {
+            return Vec::new();
+        };
         let rest = &grammar[start..];
         let end = rest.find("~ !ident_char").unwrap_or(rest.len());
-        rest[..end].split('"').skip(1).step_by(2).map(str::to_string).collect()
+        rest[..end]
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
     })
 }
 
@@ -221,7 +234,10 @@ fn starters(rule: &str) -> Vec<String> {
         let mut offset = 0;
         let mut start = None;
         for line in grammar.split_inclusive('\n') {
-            if line.split_once('=').is_some_and(|(lhs, _)| lhs.trim() == name) {
+            if line
+                .split_once('=')
+                .is_some_and(|(lhs, _)| lhs.trim() == name)
+            {
                 start = Some(offset);
                 break;
             }
@@ -284,7 +300,10 @@ fn starters(rule: &str) -> Vec<String> {
                     out.push(lit.to_string());
                 }
             } else {
-                let name = alt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("");
+                let name = alt
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("");
                 if let Some(b) = body(grammar, name).filter(|_| !name.is_empty() && name != "SOI") {
                     first(grammar, b, depth + 1, out);
                 }
@@ -320,7 +339,10 @@ fn grammar_starters() -> &'static Starters {
         let mut tool_options = starters("stmt_opt");
         tool_options.extend(starters("when"));
         Starters {
-            body: or(starters("body_stmt"), &["workspace", "combine", "default", "use"]),
+            body: or(
+                starters("body_stmt"),
+                &["workspace", "combine", "default", "use"],
+            ),
             test: or(starters("test_case"), EFFECTS),
             tool_options: or(tool_options, &["split", "cwd", "when"]),
         }
@@ -420,11 +442,19 @@ fn layout(tokens: &[Token]) -> String {
     while i < rendered.len() {
         // A run of consecutive lines with code and a trailing comment.
         let mut j = i;
-        while j < rendered.len() && !rendered[j].0.trim().is_empty() && rendered[j].1.is_some() && !rendered[j].2 {
+        while j < rendered.len()
+            && !rendered[j].0.trim().is_empty()
+            && rendered[j].1.is_some()
+            && !rendered[j].2
+        {
             j += 1;
         }
         if j > i {
-            let width = rendered[i..j].iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+            let width = rendered[i..j]
+                .iter()
+                .map(|r| r.0.chars().count())
+                .max()
+                .unwrap_or(0);
             for r in &rendered[i..j] {
                 let pad = width - r.0.chars().count() + 1;
                 out.push_str(&r.0);
@@ -456,7 +486,10 @@ fn layout(tokens: &[Token]) -> String {
 /// A `{ ... }` block that spans lines gets a line break after its `{` and
 /// before its `}` (a comment may stay after the `{`).
 fn break_blocks<'a>(tokens: &[Token<'a>]) -> Vec<Token<'a>> {
-    let newline = Token { kind: Kind::Newline, text: "\n" };
+    let newline = Token {
+        kind: Kind::Newline,
+        text: "\n",
+    };
     let mut line_of = Vec::with_capacity(tokens.len());
     let mut line = 0usize;
     for t in tokens {
@@ -479,7 +512,10 @@ fn break_blocks<'a>(tokens: &[Token<'a>]) -> Vec<Token<'a>> {
                 if line_of[o] == line_of[i] {
                     continue;
                 }
-                if tokens.get(o + 1).is_some_and(|n| n.kind != Kind::Newline && n.kind != Kind::Comment) {
+                if tokens
+                    .get(o + 1)
+                    .is_some_and(|n| n.kind != Kind::Newline && n.kind != Kind::Comment)
+                {
                     after[o] = true;
                 }
                 if i > 0 && tokens[i - 1].kind != Kind::Newline {
@@ -543,11 +579,16 @@ fn structure(raw: Vec<Vec<Token<'_>>>) -> Vec<Line<'_>> {
         }
         let word = |set: &[&str]| first.kind == Kind::Word && set.contains(&first.text);
         let st = grammar_starters();
-        let starts = |set: &[String]| first.kind == Kind::Word && set.iter().any(|k| k == first.text);
+        let starts =
+            |set: &[String]| first.kind == Kind::Word && set.iter().any(|k| k == first.text);
         // At the top level a line that starts with a keyword starts an item
         // (`all` only continues `policy NAME =`), even when the previous
         // item has no closing brace (`operation NAME`).
-        if depth == 0 && first.kind == Kind::Word && first.text != "all" && kws.iter().any(|k| k == first.text) {
+        if depth == 0
+            && first.kind == Kind::Word
+            && first.text != "all"
+            && kws.iter().any(|k| k == first.text)
+        {
             expect_item = true;
         }
         let continuation = !line.starts_close
@@ -566,7 +607,11 @@ fn structure(raw: Vec<Vec<Token<'_>>>) -> Vec<Line<'_>> {
         if matches!(ctx, Ctx::Body | Ctx::Test) && !continuation && !line.starts_close {
             line.stmt = Some((block, word(EFFECTS)));
         }
-        let level = if line.starts_close { depth.saturating_sub(1) } else { depth };
+        let level = if line.starts_close {
+            depth.saturating_sub(1)
+        } else {
+            depth
+        };
         line.indent = level * 2 + if continuation { 2 } else { 0 };
         let starts_item = depth == 0 && expect_item;
         for idx in pending_comments.drain(..) {
@@ -584,7 +629,11 @@ fn structure(raw: Vec<Vec<Token<'_>>>) -> Vec<Line<'_>> {
             }
             if stack.is_empty() && expect_item {
                 expect_item = false;
-                item_kw = if t.kind == Kind::Word { Some(t.text) } else { None };
+                item_kw = if t.kind == Kind::Word {
+                    Some(t.text)
+                } else {
+                    None
+                };
                 if ti == 0 {
                     line.item_start = true;
                     line.item_kw = item_kw;
@@ -622,7 +671,12 @@ fn structure(raw: Vec<Vec<Token<'_>>>) -> Vec<Line<'_>> {
         if line.item_start && stack.is_empty() {
             last_item_line = Some(lines.len());
         }
-        line.ends_open = line.toks.iter().rev().find(|t| t.kind != Kind::Comment).is_some_and(is_opener);
+        line.ends_open = line
+            .toks
+            .iter()
+            .rev()
+            .find(|t| t.kind != Kind::Comment)
+            .is_some_and(is_opener);
         lines.push(line);
     }
     lines
@@ -635,11 +689,18 @@ fn align_effects(lines: &mut [Line], blank_before: &[bool]) {
     let mut run: Vec<usize> = Vec::new();
     let mut run_block = None;
     let flush = |run: &mut Vec<usize>, lines: &mut [Line]| {
-        let width = run.iter().map(|&i| lines[i].toks[0].text.len()).max().unwrap_or(0);
+        let width = run
+            .iter()
+            .map(|&i| lines[i].toks[0].text.len())
+            .max()
+            .unwrap_or(0);
         if width <= ALIGN_EFFECTS_UP_TO {
             for &i in run.iter() {
                 // Never pad an effect that ends its line's code.
-                let more = lines[i].toks.get(1).is_some_and(|t| t.kind != Kind::Comment);
+                let more = lines[i]
+                    .toks
+                    .get(1)
+                    .is_some_and(|t| t.kind != Kind::Comment);
                 if more {
                     lines[i].effect_pad = width - lines[i].toks[0].text.len();
                 }
@@ -648,7 +709,9 @@ fn align_effects(lines: &mut [Line], blank_before: &[bool]) {
         run.clear();
     };
     for i in 0..lines.len() {
-        let Some((block, effect)) = lines[i].stmt else { continue };
+        let Some((block, effect)) = lines[i].stmt else {
+            continue;
+        };
         if run_block != Some(block) || blank_before[i] || !effect {
             flush(&mut run, lines);
         }
@@ -762,13 +825,26 @@ mod tests {
     #[test]
     fn statement_starters_come_from_the_grammar() {
         let body = super::starters("body_stmt");
-        for k in ["workspace", "combine", "default", "use", "allow", "deny", "ask", "interrupt", "require_approval"] {
+        for k in [
+            "workspace",
+            "combine",
+            "default",
+            "use",
+            "allow",
+            "deny",
+            "ask",
+            "interrupt",
+            "require_approval",
+        ] {
             assert!(body.iter().any(|s| s == k), "{k} missing from {body:?}");
         }
         assert!(!body.iter().any(|s| s == "as"), "{body:?}");
         let options = super::starters("stmt_opt");
         for k in ["split", "cwd"] {
-            assert!(options.iter().any(|s| s == k), "{k} missing from {options:?}");
+            assert!(
+                options.iter().any(|s| s == k),
+                "{k} missing from {options:?}"
+            );
         }
         assert_eq!(super::starters("when"), ["when"]);
         assert_eq!(super::starters("no_such_rule"), Vec::<String>::new());

@@ -72,7 +72,12 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { workspace: None, policy: None, resolve_paths: true, limits: Limits::default() }
+        Options {
+            workspace: None,
+            policy: None,
+            resolve_paths: true,
+            limits: Limits::default(),
+        }
     }
 }
 
@@ -80,7 +85,10 @@ impl Options {
     /// Options that never touch the filesystem: paths are matched as written
     /// (after normalisation). Test blocks run this way.
     pub fn logical() -> Self {
-        Options { resolve_paths: false, ..Options::default() }
+        Options {
+            resolve_paths: false,
+            ..Options::default()
+        }
     }
 }
 
@@ -129,29 +137,52 @@ impl Policy {
         Policy::finish(lower::lower_file(path.as_ref(), &lower_opts(opts)), opts)
     }
 
-    fn finish(lowered: Result<(Lowered, SourceMap), lower::Failure>, opts: &Options) -> Result<Policy, CompileError> {
-        let (lowered, sources) =
-            lowered.map_err(|f| CompileError { sources: f.sources, diagnostics: f.diagnostics })?;
-        let program = Program::build(&lowered, opts.limits)
-            .map_err(|diagnostics| CompileError { sources: sources.clone(), diagnostics })?;
+    fn finish(
+        lowered: Result<(Lowered, SourceMap), lower::Failure>,
+        opts: &Options,
+    ) -> Result<Policy, CompileError> {
+        let (lowered, sources) = lowered.map_err(|f| CompileError {
+            sources: f.sources,
+            diagnostics: f.diagnostics,
+        })?;
+        let program =
+            Program::build(&lowered, opts.limits).map_err(|diagnostics| CompileError {
+                sources: sources.clone(),
+                diagnostics,
+            })?;
         let selected = match &opts.policy {
             Some(name) => match lowered.policy_index.get(name) {
                 Some(&i) => Some(i),
                 None => {
-                    let known: Vec<&str> = lowered.policy_index.keys().map(String::as_str).collect();
-                    let mut d = Diagnostic::error("permc::unknown-policy", format!("unknown policy `{name}`"));
-                    d = d.help(diag::did_you_mean(name, known.iter().copied()).unwrap_or_else(|| {
-                        let mut k = known.clone();
-                        k.sort_unstable();
-                        format!("the file defines: {}", k.join(", "))
-                    }));
-                    return Err(CompileError { sources, diagnostics: vec![d] });
+                    let known: Vec<&str> =
+                        lowered.policy_index.keys().map(String::as_str).collect();
+                    let mut d = Diagnostic::error(
+                        "permc::unknown-policy",
+                        format!("unknown policy `{name}`"),
+                    );
+                    d = d.help(
+                        diag::did_you_mean(name, known.iter().copied()).unwrap_or_else(|| {
+                            let mut k = known.clone();
+                            k.sort_unstable();
+                            format!("the file defines: {}", k.join(", "))
+                        }),
+                    );
+                    return Err(CompileError {
+                        sources,
+                        diagnostics: vec![d],
+                    });
                 }
             },
             None if lowered.root_policies.len() == 1 => lowered.root_policies.first().copied(),
             None => None,
         };
-        Ok(Policy { lowered, program, sources, selected, resolve_paths: opts.resolve_paths })
+        Ok(Policy {
+            lowered,
+            program,
+            sources,
+            selected,
+            resolve_paths: opts.resolve_paths,
+        })
     }
 
     /// Decides a request under the selected policy. Never panics and never
@@ -177,8 +208,11 @@ impl Policy {
     }
 
     fn decide_with(&self, p: u32, req: &Request) -> Decision {
-        let resolver: Option<request::Resolver> =
-            if self.resolve_paths { Some(&paths::RealFs) } else { None };
+        let resolver: Option<request::Resolver> = if self.resolve_paths {
+            Some(&paths::RealFs)
+        } else {
+            None
+        };
         eval::decide(&self.lowered, &self.program, p, req, resolver)
     }
 
@@ -192,12 +226,18 @@ impl Policy {
 
     /// The root file's policies, in source order.
     pub fn policy_names(&self) -> Vec<&str> {
-        self.lowered.root_policies.iter().map(|&i| self.lowered.policies[i as usize].name.as_str()).collect()
+        self.lowered
+            .root_policies
+            .iter()
+            .map(|&i| self.lowered.policies[i as usize].name.as_str())
+            .collect()
     }
 
     /// The name of the policy `decide` uses, or empty.
     pub fn selected_name(&self) -> String {
-        self.selected.map(|i| self.lowered.policies[i as usize].name.clone()).unwrap_or_default()
+        self.selected
+            .map(|i| self.lowered.policies[i as usize].name.clone())
+            .unwrap_or_default()
     }
 
     /// Lowering warnings (the file compiled).
@@ -233,7 +273,11 @@ impl Policy {
 }
 
 fn lower_opts(opts: &Options) -> LowerOptions {
-    LowerOptions { workspace: opts.workspace.clone(), resolve_workspace: opts.resolve_paths, real_fs: opts.resolve_paths }
+    LowerOptions {
+        workspace: opts.workspace.clone(),
+        resolve_workspace: opts.resolve_paths,
+        real_fs: opts.resolve_paths,
+    }
 }
 
 #[cfg(test)]

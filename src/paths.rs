@@ -155,7 +155,11 @@ mod tests {
             ("a/./b/../c", "/", "/a/c"),
         ];
         for (p, base, want) in cases {
-            assert_eq!(normalize(p, base).unwrap(), want, "normalize({p:?}, {base:?})");
+            assert_eq!(
+                normalize(p, base).unwrap(),
+                want,
+                "normalize({p:?}, {base:?})"
+            );
         }
         assert_eq!(normalize("", "/w"), Err(PathError::Empty));
         assert_eq!(normalize("x\0", "/w"), Err(PathError::Nul));
@@ -245,14 +249,20 @@ impl Filesystem for RealFs {
         })
     }
     fn glob(&self, pattern: &str) -> Vec<String> {
-        let Some(matcher) = glob_matcher(pattern) else { return Vec::new() };
+        let Some(matcher) = glob_matcher(pattern) else {
+            return Vec::new();
+        };
         // Walk from the longest literal directory prefix of the pattern.
         let mut root = String::from("/");
         for seg in pattern.split('/').filter(|s| !s.is_empty()) {
             if seg.contains(['*', '?', '[', '{']) {
                 break;
             }
-            root = if root == "/" { format!("/{seg}") } else { format!("{root}/{seg}") };
+            root = if root == "/" {
+                format!("/{seg}")
+            } else {
+                format!("{root}/{seg}")
+            };
         }
         let mut out = Vec::new();
         let mut stack = vec![(PathBuf::from(&root), 0usize)];
@@ -261,7 +271,9 @@ impl Filesystem for RealFs {
             out.push(root.clone());
         }
         while let Some((dir, depth)) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
             for e in entries.flatten() {
                 seen += 1;
                 if seen > GLOB_MAX_ENTRIES {
@@ -300,7 +312,12 @@ impl Filesystem for FakeFs {
             Some(FsKind::Dir)
         } else if self.files.iter().any(|f| f == path) {
             Some(FsKind::File)
-        } else if self.files.iter().chain(&self.dirs).any(|p| is_within(p, path)) {
+        } else if self
+            .files
+            .iter()
+            .chain(&self.dirs)
+            .any(|p| is_within(p, path))
+        {
             // A listed path's ancestors exist as directories.
             Some(FsKind::Dir)
         } else {
@@ -308,8 +325,16 @@ impl Filesystem for FakeFs {
         }
     }
     fn glob(&self, pattern: &str) -> Vec<String> {
-        let Some(m) = glob_matcher(pattern) else { return Vec::new() };
-        let mut out: Vec<String> = self.files.iter().chain(&self.dirs).filter(|p| m.is_match(p)).cloned().collect();
+        let Some(m) = glob_matcher(pattern) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = self
+            .files
+            .iter()
+            .chain(&self.dirs)
+            .filter(|p| m.is_match(p))
+            .cloned()
+            .collect();
         out.sort();
         out.dedup();
         out

@@ -72,7 +72,10 @@ pub fn pick(list: &RuleList, trace: &[Step]) -> Option<u32> {
 
 /// What every rule of `list` does with `item`, in rule order.
 pub fn trace(list: &RuleList, item: &Item) -> Vec<Step> {
-    list.rules.iter().map(|r| step(r, item, &list.workspace)).collect()
+    list.rules
+        .iter()
+        .map(|r| step(r, item, &list.workspace))
+        .collect()
 }
 
 fn step(rule: &ResolvedRule, item: &Item, workspace: &str) -> Step {
@@ -92,7 +95,9 @@ fn step(rule: &ResolvedRule, item: &Item, workspace: &str) -> Step {
         };
     }
     if rule.matchers.is_empty() {
-        return Step::Matched("the rule has no pattern, so it matches every item it applies to".into());
+        return Step::Matched(
+            "the rule has no pattern, so it matches every item it applies to".into(),
+        );
     }
     for m in &rule.matchers {
         if let Some(why) = matcher_matches(m, item) {
@@ -104,11 +109,21 @@ fn step(rule: &ResolvedRule, item: &Item, workspace: &str) -> Step {
 
 fn matcher_matches(m: &ResolvedMatcher, item: &Item) -> Option<String> {
     match (m, &item.subject) {
-        (ResolvedMatcher::Glob { source, anchored, negated, .. }, Subject::Path(p)) => {
+        (
+            ResolvedMatcher::Glob {
+                source,
+                anchored,
+                negated,
+                ..
+            },
+            Subject::Path(p),
+        ) => {
             let hit = glob_is_match(anchored, p);
             match (hit, negated) {
                 (true, false) => Some(format!("glob `{source}` matches")),
-                (false, true) => Some(format!("negated glob `!{source}`: the path is outside `{source}`")),
+                (false, true) => Some(format!(
+                    "negated glob `!{source}`: the path is outside `{source}`"
+                )),
                 _ => None,
             }
         }
@@ -116,7 +131,8 @@ fn matcher_matches(m: &ResolvedMatcher, item: &Item) -> Option<String> {
             regex_search(source, p).then(|| format!("regex /{source}/ found in the path"))
         }
         (ResolvedMatcher::Regex { source, .. }, Subject::Command(c)) => {
-            regex_search(source, &c.canonical).then(|| format!("regex /{source}/ found in `{}`", c.canonical))
+            regex_search(source, &c.canonical)
+                .then(|| format!("regex /{source}/ found in `{}`", c.canonical))
         }
         (ResolvedMatcher::Prefix { words, .. }, Subject::Command(c)) => {
             (c.words.len() >= words.len() && c.words[..words.len()] == words[..])

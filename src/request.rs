@@ -29,8 +29,16 @@ impl Request {
     /// ```
     pub fn new(tool: impl Into<String>, input: Value) -> Result<Request, String> {
         match input {
-            Value::Object(input) => Ok(Request { tool: tool.into(), input, cwd: None, id: None }),
-            other => Err(format!("input must be an object, found {}", type_name(&other))),
+            Value::Object(input) => Ok(Request {
+                tool: tool.into(),
+                input,
+                cwd: None,
+                id: None,
+            }),
+            other => Err(format!(
+                "input must be an object, found {}",
+                type_name(&other)
+            )),
         }
     }
 
@@ -44,20 +52,29 @@ impl Request {
     /// assert_eq!(Request::from_json(r#"{"input":{}}"#).unwrap_err(), "request has no `tool`");
     /// ```
     pub fn from_json(text: &str) -> Result<Request, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("request is not valid JSON: {e}"))?;
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| format!("request is not valid JSON: {e}"))?;
         Request::from_value(v)
     }
 
     /// Like [`Request::from_json`], from a parsed value.
     pub fn from_value(v: Value) -> Result<Request, String> {
         let Value::Object(mut obj) = v else {
-            return Err(format!("request must be a JSON object, found {}", type_name(&v)));
+            return Err(format!(
+                "request must be a JSON object, found {}",
+                type_name(&v)
+            ));
         };
         let id = obj.remove("id");
         let tool = match obj.remove("tool") {
             Some(Value::String(s)) if !s.is_empty() => s,
             Some(Value::String(_)) => return Err("request `tool` is empty".into()),
-            Some(other) => return Err(format!("request `tool` must be a string, found {}", type_name(&other))),
+            Some(other) => {
+                return Err(format!(
+                    "request `tool` must be a string, found {}",
+                    type_name(&other)
+                ));
+            }
             None => return Err("request has no `tool`".into()),
         };
         if tool.contains('\0') {
@@ -65,18 +82,33 @@ impl Request {
         }
         let input = match obj.remove("input") {
             Some(Value::Object(m)) => m,
-            Some(other) => return Err(format!("request `input` must be an object, found {}", type_name(&other))),
+            Some(other) => {
+                return Err(format!(
+                    "request `input` must be an object, found {}",
+                    type_name(&other)
+                ));
+            }
             None => return Err("request has no `input` object".into()),
         };
         let cwd = match obj.remove("cwd") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s),
-            Some(other) => return Err(format!("request `cwd` must be a string, found {}", type_name(&other))),
+            Some(other) => {
+                return Err(format!(
+                    "request `cwd` must be a string, found {}",
+                    type_name(&other)
+                ));
+            }
         };
         if let Some(k) = obj.keys().next() {
             return Err(format!("request has an unknown field `{k}`"));
         }
-        Ok(Request { tool, input, cwd, id })
+        Ok(Request {
+            tool,
+            input,
+            cwd,
+            id,
+        })
     }
 
     /// The id of a request that may not parse, for echoing in a deny.
@@ -145,12 +177,18 @@ pub fn expand(
 ) -> Result<Vec<Item>, String> {
     let fs: &dyn crate::paths::Filesystem = fs.unwrap_or(&crate::paths::Logical);
     let base = match &req.cwd {
-        Some(c) => fs.resolve(&crate::paths::normalize(c, workspace).map_err(|e| format!("request `cwd`: {e}"))?),
+        Some(c) => fs.resolve(
+            &crate::paths::normalize(c, workspace).map_err(|e| format!("request `cwd`: {e}"))?,
+        ),
         None => workspace.to_string(),
     };
     let mut items = Vec::new();
     let Some(def) = tool else {
-        return Ok(vec![Item { tool: req.tool.clone(), op: "tool".into(), subject: Subject::Bare }]);
+        return Ok(vec![Item {
+            tool: req.tool.clone(),
+            op: "tool".into(),
+            subject: Subject::Bare,
+        }]);
     };
     let mut applied = false;
     for stmt in &def.stmts {
@@ -160,13 +198,20 @@ pub fn expand(
             }
         }
         applied = true;
-        let item = |subject| Item { tool: req.tool.clone(), op: stmt.op.clone(), subject };
+        let item = |subject| Item {
+            tool: req.tool.clone(),
+            op: stmt.op.clone(),
+            subject,
+        };
         let Some(field) = &stmt.field else {
             items.push(item(Subject::Bare));
             continue;
         };
         let mut values = strings_at(&req.input, field, stmt.split.as_deref(), stmt.json)?;
-        if values.is_empty() && stmt.else_cwd && matches!(lookup(&req.input, field), None | Some(Value::Null)) {
+        if values.is_empty()
+            && stmt.else_cwd
+            && matches!(lookup(&req.input, field), None | Some(Value::Null))
+        {
             values.push(base.clone());
         }
         if values.is_empty() {
@@ -180,10 +225,15 @@ pub fn expand(
         match stmt.kind {
             OpKind::Path => {
                 for v in values {
-                    let p = crate::paths::normalize(&v, &base).map_err(|e| format!("{field}: {e}"))?;
+                    let p =
+                        crate::paths::normalize(&v, &base).map_err(|e| format!("{field}: {e}"))?;
                     // elsai: a glob input stands for the files it matches; one
                     // that matches nothing is checked as written.
-                    let mut paths = if stmt.expand && crate::paths::is_glob(&p) { fs.glob(&p) } else { Vec::new() };
+                    let mut paths = if stmt.expand && crate::paths::is_glob(&p) {
+                        fs.glob(&p)
+                    } else {
+                        Vec::new()
+                    };
                     if paths.is_empty() {
                         paths.push(p);
                     }
@@ -193,7 +243,10 @@ pub fn expand(
                             p = crate::paths::parent(&p);
                         }
                         let kind = fs.kind(&p);
-                        let keep = stmt.fs.iter().all(|&(positive, want)| fs_holds(kind, want) == positive);
+                        let keep = stmt
+                            .fs
+                            .iter()
+                            .all(|&(positive, want)| fs_holds(kind, want) == positive);
                         if keep {
                             items.push(item(Subject::Path(p)));
                         }
@@ -204,7 +257,12 @@ pub fn expand(
                 let cwd = match &stmt.cwd {
                     Some(cf) => match strings_at(&req.input, cf, None, false)?.as_slice() {
                         [] => req.cwd.as_ref().map(|_| base.clone()),
-                        [one] => Some(fs.resolve(&crate::paths::normalize(one, &base).map_err(|e| format!("{cf}: {e}"))?)),
+                        [one] => Some(
+                            fs.resolve(
+                                &crate::paths::normalize(one, &base)
+                                    .map_err(|e| format!("{cf}: {e}"))?,
+                            ),
+                        ),
                         _ => return Err(format!("{cf} must be one string")),
                     },
                     None => req.cwd.as_ref().map(|_| base.clone()),
@@ -240,7 +298,11 @@ pub fn expand(
         }
     }
     if !applied {
-        items.push(Item { tool: req.tool.clone(), op: "tool".into(), subject: Subject::Bare });
+        items.push(Item {
+            tool: req.tool.clone(),
+            op: "tool".into(),
+            subject: Subject::Bare,
+        });
     }
     if items.is_empty() {
         // Every applicable statement filtered its items away by what is on
@@ -288,7 +350,12 @@ fn strings_at(
 ) -> Result<Vec<String>, String> {
     let split = |s: &str| -> Vec<String> {
         match sep {
-            Some(sep) => s.split(sep).map(str::trim).filter(|x| !x.is_empty()).map(str::to_string).collect(),
+            Some(sep) => s
+                .split(sep)
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect(),
             None => vec![s.to_string()],
         }
     };
@@ -317,11 +384,19 @@ fn strings_at(
             for (i, v) in items.iter().enumerate() {
                 match v {
                     Value::String(s) => out.extend(split(s)),
-                    other => return Err(format!("{field}[{i}] must be a string, found {}", type_name(other))),
+                    other => {
+                        return Err(format!(
+                            "{field}[{i}] must be a string, found {}",
+                            type_name(other)
+                        ));
+                    }
                 }
             }
             Ok(out)
         }
-        Some(other) => Err(format!("{field} must be a string or a list of strings, found {}", type_name(other))),
+        Some(other) => Err(format!(
+            "{field} must be a string or a list of strings, found {}",
+            type_name(other)
+        )),
     }
 }

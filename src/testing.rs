@@ -29,7 +29,11 @@ fn fake_fs(given: &serde_json::Value) -> Result<crate::paths::FakeFs, String> {
             None => Ok(Vec::new()),
             Some(serde_json::Value::Array(items)) => items
                 .iter()
-                .map(|v| v.as_str().map(str::to_string).ok_or_else(|| format!("`given.{key}` must list strings")))
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| format!("`given.{key}` must list strings"))
+                })
                 .collect(),
             Some(_) => Err(format!("`given.{key}` must be a list of paths")),
         }
@@ -39,7 +43,10 @@ fn fake_fs(given: &serde_json::Value) -> Result<crate::paths::FakeFs, String> {
             return Err(format!("`given` takes `files` and `dirs`, not `{k}`"));
         }
     }
-    Ok(crate::paths::FakeFs { files: list("files")?, dirs: list("dirs")? })
+    Ok(crate::paths::FakeFs {
+        files: list("files")?,
+        dirs: list("dirs")?,
+    })
 }
 
 /// Runs every test case of the file's root module.
@@ -115,13 +122,19 @@ pub fn run_tests(policy: &Policy) -> Vec<CaseResult> {
                 );
             } else if compiled.decision != res.expected {
                 res.passed = false;
-                res.message = format!("expected {}, got {}: {}", res.expected, compiled.decision, compiled.reason);
+                res.message = format!(
+                    "expected {}, got {}: {}",
+                    res.expected, compiled.decision, compiled.reason
+                );
             } else if let Some(want) = &res.expected_rule {
                 if compiled.rule.as_deref() != Some(want.as_str()) {
                     res.passed = false;
                     res.message = format!(
                         "expected rule `{want}`, got {}",
-                        compiled.rule.as_deref().map_or("the default".to_string(), |r| format!("`{r}`"))
+                        compiled
+                            .rule
+                            .as_deref()
+                            .map_or("the default".to_string(), |r| format!("`{r}`"))
                     );
                 }
             }

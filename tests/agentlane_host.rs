@@ -75,7 +75,10 @@ fn the_boundary_resolves_symlinks_and_the_nearest_existing_parent() {
     std::os::unix::fs::symlink(t.path("outside"), t.path("ws/link")).unwrap();
     let src = r#"import "agentlane"
 policy boundary { use agentlane.workspace_boundary }"#;
-    let opts = Options { workspace: Some(t.path("ws")), ..Options::default() };
+    let opts = Options {
+        workspace: Some(t.path("ws")),
+        ..Options::default()
+    };
     let p = Policy::compile("b.perm", src, &opts).unwrap();
     assert_eq!(p.decide(&read(&t.path("ws/a.txt"))).decision, Effect::Allow);
     let escaped = p.decide(&read(&t.path("ws/link/secret.txt")));
@@ -100,7 +103,10 @@ policy g { grants "read, web_search:read_file, nope, write:create_file, bash:net
     for bad in ["`web_search:read_file`", "`nope`", "`bash:network_access`"] {
         assert!(msg.contains(bad), "{msg}");
     }
-    assert!(!msg.contains("`read`") && !msg.contains("write:create_file"), "{msg}");
+    assert!(
+        !msg.contains("`read`") && !msg.contains("write:create_file"),
+        "{msg}"
+    );
 }
 
 fn approval_policy() -> Policy {
@@ -117,12 +123,16 @@ fn broker_tracks_pending_requests_and_their_lifecycle() {
     let req = Request::new("bash", json!({"command": "pytest"})).unwrap();
     let d = p.decide(&req);
     assert_eq!(d.decision, Effect::Ask);
-    let Submitted::Pending(id) = broker.submit(req.clone(), d.clone()).unwrap() else { panic!("not pending") };
+    let Submitted::Pending(id) = broker.submit(req.clone(), d.clone()).unwrap() else {
+        panic!("not pending")
+    };
     assert_eq!(id, "approval-1");
     assert_eq!(broker.pending().len(), 1);
     assert_eq!(broker.pending()[0].request, req);
     // a second request gets its own stable id
-    let Submitted::Pending(id2) = broker.submit(req.clone(), d.clone()).unwrap() else { panic!() };
+    let Submitted::Pending(id2) = broker.submit(req.clone(), d.clone()).unwrap() else {
+        panic!()
+    };
     assert_eq!(id2, "approval-2");
     // resolve with an ordinary decision
     let mut allow = d.clone();
@@ -134,7 +144,10 @@ fn broker_tracks_pending_requests_and_their_lifecycle() {
     broker.resolve(&id2, d.clone()).unwrap();
     assert_eq!(broker.wait(&id2).unwrap().decision, Effect::Ask);
     assert!(broker.pending().is_empty());
-    let seen: Vec<_> = events.try_iter().map(|e| (e.record.request_id, e.status)).collect();
+    let seen: Vec<_> = events
+        .try_iter()
+        .map(|e| (e.record.request_id, e.status))
+        .collect();
     assert_eq!(
         seen,
         vec![
@@ -144,7 +157,10 @@ fn broker_tracks_pending_requests_and_their_lifecycle() {
             ("approval-2".into(), ApprovalStatus::Resolved),
         ]
     );
-    assert_eq!(broker.resolve(&id, allow), Err(BrokerError::UnknownRequest(id)));
+    assert_eq!(
+        broker.resolve(&id, allow),
+        Err(BrokerError::UnknownRequest(id))
+    );
 }
 
 #[test]
@@ -153,13 +169,22 @@ fn broker_rejects_or_records_immediate_decisions() {
     let req = Request::new("read", json!({"path": "/w/a"})).unwrap();
     let d = p.decide(&req);
     assert_eq!(d.decision, Effect::Allow);
-    assert_eq!(Broker::new(false).submit(req.clone(), d.clone()), Err(BrokerError::NotAnApproval(Effect::Allow)));
+    assert_eq!(
+        Broker::new(false).submit(req.clone(), d.clone()),
+        Err(BrokerError::NotAnApproval(Effect::Allow))
+    );
     let broker = Broker::new(true);
     let events = broker.events();
-    assert_eq!(broker.submit(req, d.clone()).unwrap(), Submitted::Decided(d));
+    assert_eq!(
+        broker.submit(req, d.clone()).unwrap(),
+        Submitted::Decided(d)
+    );
     assert!(broker.pending().is_empty());
     let statuses: Vec<_> = events.try_iter().map(|e| e.status).collect();
-    assert_eq!(statuses, vec![ApprovalStatus::Pending, ApprovalStatus::Resolved]);
+    assert_eq!(
+        statuses,
+        vec![ApprovalStatus::Pending, ApprovalStatus::Resolved]
+    );
 }
 
 #[test]
@@ -222,7 +247,10 @@ policy scoped {{
     );
     let p = Policy::compile("scoped.perm", &src, &Options::default()).unwrap();
     assert_eq!(p.decide(&read(&t.path("ws/a.txt"))).decision, Effect::Allow);
-    assert_eq!(p.decide(&read(&t.path("ws/link/a.txt"))).rule.as_deref(), Some("out_of_scope"));
+    assert_eq!(
+        p.decide(&read(&t.path("ws/link/a.txt"))).rule.as_deref(),
+        Some("out_of_scope")
+    );
     let w = Request::new("write", json!({ "path": t.path("ws/link/new/file.txt") })).unwrap();
     assert_eq!(p.decide(&w).decision, Effect::Deny);
     let w = Request::new("write", json!({ "path": t.path("ws/new/file.txt") })).unwrap();
@@ -241,7 +269,10 @@ policy p { default allow }"#;
         let d = p.decide(&Request::new("write", json!({ "path": path })).unwrap());
         d.items.iter().map(|i| i.op.clone()).collect()
     };
-    assert_eq!(ops(t.path("ws/new/a.txt")), ["create_directory", "create_file"]);
+    assert_eq!(
+        ops(t.path("ws/new/a.txt")),
+        ["create_directory", "create_file"]
+    );
     assert_eq!(ops(t.path("ws/a.txt")), ["create_file"]);
     assert_eq!(ops(t.path("ws/old.txt")), ["overwrite_file"]);
     // grep: read_file on an existing file, search_files on a directory or a missing path
@@ -259,11 +290,22 @@ fn grant_parsing_preserves_duplicates_and_order() {
     // "returns (grants, invalid_entries), preserves duplicates, and does not
     // let later entries override earlier ones"
     use permc::lower::grants::parse_grants;
-    let p = Policy::compile("p.perm", "import \"agentlane\"\npolicy p { default deny }", &Options::logical()).unwrap();
-    let (grants, invalid) = parse_grants("write, read, write:create_file, read, bash:nope", &p.lowered().tools);
+    let p = Policy::compile(
+        "p.perm",
+        "import \"agentlane\"\npolicy p { default deny }",
+        &Options::logical(),
+    )
+    .unwrap();
+    let (grants, invalid) = parse_grants(
+        "write, read, write:create_file, read, bash:nope",
+        &p.lowered().tools,
+    );
     let entries: Vec<&str> = grants.iter().map(|g| g.entry.as_str()).collect();
     assert_eq!(entries, ["write", "read", "write:create_file", "read"]);
-    assert_eq!(grants[0].ops, ["create_directory", "create_file", "overwrite_file"]);
+    assert_eq!(
+        grants[0].ops,
+        ["create_directory", "create_file", "overwrite_file"]
+    );
     assert_eq!(grants[2].ops, ["create_file"]);
     assert_eq!(invalid, ["bash:nope"]);
 }
@@ -283,7 +325,12 @@ policy g { grants "web_search:network_access" default deny }"#;
 tool read { network_access }
 policy g { grants "read" default deny }"#;
     let err = Policy::compile("g.perm", src, &Options::logical()).unwrap_err();
-    assert!(err.diagnostics.iter().any(|d| d.code == "permc::duplicate-name"), "{err}");
+    assert!(
+        err.diagnostics
+            .iter()
+            .any(|d| d.code == "permc::duplicate-name"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -292,11 +339,19 @@ fn broker_records_resolution_and_late_subscribers() {
     let broker = Broker::new(false);
     let req = Request::new("patch", json!({"path": "/w/a"})).unwrap();
     let d = p.decide(&req);
-    let Submitted::Pending(id) = broker.submit(req.clone(), d.clone()).unwrap() else { panic!("not pending") };
+    let Submitted::Pending(id) = broker.submit(req.clone(), d.clone()).unwrap() else {
+        panic!("not pending")
+    };
     // the record: request, approval-required decision, status, no final decision yet
     let rec = &broker.pending()[0];
-    assert_eq!((rec.request_id.as_str(), &rec.request, &rec.decision), (id.as_str(), &req, &d));
-    assert_eq!((rec.status, rec.final_decision.clone()), (ApprovalStatus::Pending, None));
+    assert_eq!(
+        (rec.request_id.as_str(), &rec.request, &rec.decision),
+        (id.as_str(), &req, &d)
+    );
+    assert_eq!(
+        (rec.status, rec.final_decision.clone()),
+        (ApprovalStatus::Pending, None)
+    );
     // events are emitted after the subscription starts: the pending event is not replayed
     let events = broker.events();
     let mut deny = d.clone();
@@ -305,7 +360,10 @@ fn broker_records_resolution_and_late_subscribers() {
     let seen: Vec<_> = events.try_iter().collect();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].status, ApprovalStatus::Resolved);
-    assert_eq!(seen[0].record.final_decision.as_ref().map(|f| f.decision), Some(Effect::Deny));
+    assert_eq!(
+        seen[0].record.final_decision.as_ref().map(|f| f.decision),
+        Some(Effect::Deny)
+    );
     assert_eq!(broker.wait(&id).unwrap().decision, Effect::Deny);
 }
 
@@ -315,16 +373,25 @@ fn recording_immediate_decisions_still_suspends_approvals() {
     // the default is not to record them
     let read_req = Request::new("read", json!({"path": "/w/a"})).unwrap();
     let allowed = p.decide(&read_req);
-    assert_eq!(Broker::default().submit(read_req.clone(), allowed.clone()), Err(BrokerError::NotAnApproval(Effect::Allow)));
+    assert_eq!(
+        Broker::default().submit(read_req.clone(), allowed.clone()),
+        Err(BrokerError::NotAnApproval(Effect::Allow))
+    );
     let broker = Broker::new(true);
     let req = Request::new("bash", json!({"command": "pytest"})).unwrap();
     let asked = p.decide(&req);
-    assert!(matches!(broker.submit(req, asked).unwrap(), Submitted::Pending(_)));
+    assert!(matches!(
+        broker.submit(req, asked).unwrap(),
+        Submitted::Pending(_)
+    ));
     assert_eq!(broker.pending().len(), 1);
     // a deny is recorded and returned unchanged
     let mut denied = allowed;
     denied.decision = Effect::Deny;
-    assert_eq!(broker.submit(read_req, denied.clone()).unwrap(), Submitted::Decided(denied));
+    assert_eq!(
+        broker.submit(read_req, denied.clone()).unwrap(),
+        Submitted::Decided(denied)
+    );
     assert_eq!(broker.pending().len(), 1);
 }
 
@@ -340,10 +407,19 @@ policy p { default allow }"#;
     let d = p.decide(&req);
     assert_eq!(d.id, Some(json!("call_1")));
     let i = &d.items[0];
-    assert_eq!((i.tool.as_str(), i.op.as_str()), ("bash", "execute_command"));
-    assert_eq!((i.command.as_deref(), i.cwd.as_deref(), i.path.as_deref()), (Some("ls"), Some("/srv/ws"), None));
+    assert_eq!(
+        (i.tool.as_str(), i.op.as_str()),
+        ("bash", "execute_command")
+    );
+    assert_eq!(
+        (i.command.as_deref(), i.cwd.as_deref(), i.path.as_deref()),
+        (Some("ls"), Some("/srv/ws"), None)
+    );
     let d = p.decide(&Request::new("patch", json!({"path": "/srv/ws/a.py"})).unwrap());
-    assert_eq!((d.items[0].op.as_str(), d.items[0].path.as_deref()), ("modify_file", Some("/srv/ws/a.py")));
+    assert_eq!(
+        (d.items[0].op.as_str(), d.items[0].path.as_deref()),
+        ("modify_file", Some("/srv/ws/a.py"))
+    );
 }
 
 #[test]
@@ -352,6 +428,9 @@ fn approval_required_texts_without_a_callback() {
     // approval-required result and does not execute."
     let p = approval_policy();
     let text = |tool: &str, input| tool_result_text(&p.decide(&Request::new(tool, input).unwrap()));
-    assert_eq!(text("patch", json!({"path": "/w/a.py"})).unwrap(), "approval required: patch on `/w/a.py` awaiting approval");
+    assert_eq!(
+        text("patch", json!({"path": "/w/a.py"})).unwrap(),
+        "approval required: patch on `/w/a.py` awaiting approval"
+    );
     assert_eq!(text("read", json!({"path": "/w/a.py"})), None);
 }

@@ -15,16 +15,38 @@ tool net { network_access }
 "#;
 
 fn segment() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(vec!["a", "b", ".env", "src", "x.rs", "w", "secrets", "deep", "new\nline"])
+    prop::sample::select(vec![
+        "a",
+        "b",
+        ".env",
+        "src",
+        "x.rs",
+        "w",
+        "secrets",
+        "deep",
+        "new\nline",
+    ])
 }
 
 fn glob_part() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(vec!["a", "b", ".env", "src", "*", "**", "*.rs", "?", "x.rs", "{a,b}", "[ab]", ".*"])
+    prop::sample::select(vec![
+        "a", "b", ".env", "src", "*", "**", "*.rs", "?", "x.rs", "{a,b}", "[ab]", ".*",
+    ])
 }
 
 fn glob() -> impl Strategy<Value = String> {
     (
-        prop::sample::select(vec!["", "/", "**/", "/workspace/", "/w/", "/tmp/", "!", "!/workspace/", "!**/"]),
+        prop::sample::select(vec![
+            "",
+            "/",
+            "**/",
+            "/workspace/",
+            "/w/",
+            "/tmp/",
+            "!",
+            "!/workspace/",
+            "!**/",
+        ]),
         prop::collection::vec(glob_part(), 1..4),
     )
         .prop_map(|(pre, parts)| format!("{pre}{}", parts.join("/")))
@@ -32,7 +54,16 @@ fn glob() -> impl Strategy<Value = String> {
 
 fn regex() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
-        r"^\s*rm\b", "rm", r"\.env$", "git (push|pull)", r"^ls$", "-rf", r"\bsrc\b", "a.b", r"^\/tmp\/", "^$",
+        r"^\s*rm\b",
+        "rm",
+        r"\.env$",
+        "git (push|pull)",
+        r"^ls$",
+        "-rf",
+        r"\bsrc\b",
+        "a.b",
+        r"^\/tmp\/",
+        "^$",
     ])
 }
 
@@ -45,8 +76,10 @@ fn effect() -> impl Strategy<Value = &'static str> {
 }
 
 fn on_clause(tools: &'static [&'static str]) -> impl Strategy<Value = String> {
-    prop::option::of(prop::sample::subsequence(tools.to_vec(), 1..=tools.len()))
-        .prop_map(|t| t.map(|t| format!(" on {}", t.join(", "))).unwrap_or_default())
+    prop::option::of(prop::sample::subsequence(tools.to_vec(), 1..=tools.len())).prop_map(|t| {
+        t.map(|t| format!(" on {}", t.join(", ")))
+            .unwrap_or_default()
+    })
 }
 
 fn rule() -> impl Strategy<Value = String> {
@@ -54,7 +87,13 @@ fn rule() -> impl Strategy<Value = String> {
         effect(),
         prop::sample::select(vec!["read", "write", "read, write"]),
         on_clause(&["fr", "fw"]),
-        prop::collection::vec(prop_oneof![glob().prop_map(|g| format!("{g:?}")), regex().prop_map(|r| format!("/{r}/"))], 0..3),
+        prop::collection::vec(
+            prop_oneof![
+                glob().prop_map(|g| format!("{g:?}")),
+                regex().prop_map(|r| format!("/{r}/"))
+            ],
+            0..3,
+        ),
     )
         .prop_map(|(e, ops, on, ms)| format!("{e} {ops}{on} {}", ms.join(", ")));
     let exec_rule = (
@@ -70,7 +109,10 @@ fn rule() -> impl Strategy<Value = String> {
         ),
     )
         .prop_map(|(e, on, ms)| format!("{e} exec{on} {}", ms.join(", ")));
-    let tool_rule = (effect(), prop::sample::subsequence(vec!["fr", "fw", "sh", "net", "X", "\"*\""], 1..3))
+    let tool_rule = (
+        effect(),
+        prop::sample::subsequence(vec!["fr", "fw", "sh", "net", "X", "\"*\""], 1..3),
+    )
         .prop_map(|(e, ts)| format!("{e} tool {}", ts.join(", ")));
     let net_rule = effect().prop_map(|e| format!("{e} network_access"));
     prop_oneof![4 => path_rule, 3 => exec_rule, 2 => tool_rule, 1 => net_rule]
@@ -91,13 +133,17 @@ fn policy() -> impl Strategy<Value = String> {
 }
 
 fn path() -> impl Strategy<Value = String> {
-    (prop::sample::select(vec!["", "/", "/w/", "/tmp/", "./", "../", "/w/../"]), prop::collection::vec(segment(), 1..4))
+    (
+        prop::sample::select(vec!["", "/", "/w/", "/tmp/", "./", "../", "/w/../"]),
+        prop::collection::vec(segment(), 1..4),
+    )
         .prop_map(|(pre, segs)| format!("{pre}{}", segs.join("/")))
 }
 
 fn command() -> impl Strategy<Value = String> {
     let word = prop::sample::select(vec![
-        "rm", "git", "push", "status", "ls", "-rf", "-la", "a", "src", "echo", "\"rm\"", "$(rm a)", "'x y'", ".env",
+        "rm", "git", "push", "status", "ls", "-rf", "-la", "a", "src", "echo", "\"rm\"", "$(rm a)",
+        "'x y'", ".env",
     ]);
     let sep = prop::sample::select(vec![" ", " ", " ", " ; ", " && ", " | ", "\n"]);
     prop::collection::vec((word, sep), 1..6).prop_map(|ws| {
@@ -119,8 +165,13 @@ fn request() -> impl Strategy<Value = Request> {
             r
         }),
         path().prop_map(|p| Request::new("fw", json!({ "path": p })).unwrap()),
-        (command(), cwd).prop_map(|(c, wd)| Request::new("sh", json!({ "command": c, "work_dir": wd })).unwrap()),
-        prop::sample::select(vec!["net", "X", "Y", "fr"]).prop_map(|t| Request::new(t, json!({})).unwrap()),
+        (command(), cwd).prop_map(|(c, wd)| Request::new(
+            "sh",
+            json!({ "command": c, "work_dir": wd })
+        )
+        .unwrap()),
+        prop::sample::select(vec!["net", "X", "Y", "fr"])
+            .prop_map(|t| Request::new(t, json!({})).unwrap()),
     ]
 }
 

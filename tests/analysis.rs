@@ -32,21 +32,35 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("partly_shadowed_negative", &[]),
     ("universal_rule", &["permc::universal-rule"]),
     ("universal_rule_negative", &[]),
-    ("empty_matcher", &["permc::empty-matcher", "permc::empty-matcher"]),
+    (
+        "empty_matcher",
+        &["permc::empty-matcher", "permc::empty-matcher"],
+    ),
     ("empty_matcher_negative", &[]),
     ("dead_allow_strictest", &["permc::dead-allow"]),
     ("dead_allow_all", &["permc::dead-allow"]),
     ("dead_allow_negative", &[]),
     ("inert_grant", &["permc::inert-grant"]),
     ("inert_grant_negative", &[]),
-    ("unanchored_regex", &["permc::unanchored-regex", "permc::unanchored-regex"]),
+    (
+        "unanchored_regex",
+        &["permc::unanchored-regex", "permc::unanchored-regex"],
+    ),
     ("unanchored_regex_negative", &[]),
     (
         "exec_wrapper_allow",
-        &["permc::exec-wrapper-allow", "permc::exec-wrapper-allow", "permc::exec-wrapper-allow", "permc::exec-wrapper-allow"],
+        &[
+            "permc::exec-wrapper-allow",
+            "permc::exec-wrapper-allow",
+            "permc::exec-wrapper-allow",
+            "permc::exec-wrapper-allow",
+        ],
     ),
     ("exec_wrapper_allow_negative", &[]),
-    ("wildcard_tool_deny", &["permc::wildcard-tool-deny", "permc::shadowed-rule"]),
+    (
+        "wildcard_tool_deny",
+        &["permc::wildcard-tool-deny", "permc::shadowed-rule"],
+    ),
     ("wildcard_tool_deny_negative", &[]),
     ("wildcard_tool_deny_lone", &[]),
     ("bare_tool_name", &["permc::bare-tool-name"]),
@@ -55,7 +69,8 @@ const EXPECTED: &[(&str, &[&str])] = &[
 ];
 
 fn load(path: &str) -> Policy {
-    Policy::load(path, &Options::logical()).unwrap_or_else(|e| panic!("{path} does not compile:\n{}", e.render(false)))
+    Policy::load(path, &Options::logical())
+        .unwrap_or_else(|e| panic!("{path} does not compile:\n{}", e.render(false)))
 }
 
 fn case(stem: &str) {
@@ -63,10 +78,21 @@ fn case(stem: &str) {
     let policy = load(&path);
     let found = findings(policy.lowered(), policy.sources());
     let codes: Vec<&str> = found.iter().map(|f| f.diagnostic.code).collect();
-    let want = EXPECTED.iter().find(|(s, _)| *s == stem).map(|(_, c)| *c).unwrap_or_default();
-    let rendered: Vec<String> = found.iter().map(|f| f.diagnostic.render(policy.sources(), false)).collect();
+    let want = EXPECTED
+        .iter()
+        .find(|(s, _)| *s == stem)
+        .map(|(_, c)| *c)
+        .unwrap_or_default();
+    let rendered: Vec<String> = found
+        .iter()
+        .map(|f| f.diagnostic.render(policy.sources(), false))
+        .collect();
     assert_eq!(codes, want, "{path}:\n{}", rendered.join("\n"));
-    let text = if rendered.is_empty() { "(no findings)\n".to_string() } else { rendered.join("\n") };
+    let text = if rendered.is_empty() {
+        "(no findings)\n".to_string()
+    } else {
+        rendered.join("\n")
+    };
     insta::assert_snapshot!(stem, text);
     check_claims(&policy, &found).unwrap_or_else(|e| panic!("{path}: {e}"));
 }
@@ -110,13 +136,20 @@ fn every_input_has_an_expectation() {
     for entry in std::fs::read_dir("tests/analysis").expect("tests/analysis") {
         let path = entry.expect("entry").path();
         if path.extension().is_some_and(|e| e == "perm") {
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default()
+                .to_string();
             if !EXPECTED.iter().any(|(s, _)| *s == stem) {
                 missing.push(stem);
             }
         }
     }
-    assert!(missing.is_empty(), "add these to EXPECTED and to cases!: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "add these to EXPECTED and to cases!: {missing:?}"
+    );
 }
 
 // ---- witnesses ---------------------------------------------------------------
@@ -221,10 +254,18 @@ const WITNESSES: &[(&str, &[(&str, &str)])] = &[
 fn witnesses() {
     let mut problems = Vec::new();
     for (src, want) in WITNESSES {
-        let policy = Policy::compile("w.perm", src, &Options::logical()).unwrap_or_else(|e| panic!("{}", e.render(false)));
+        let policy = Policy::compile("w.perm", src, &Options::logical())
+            .unwrap_or_else(|e| panic!("{}", e.render(false)));
         let found = findings(policy.lowered(), policy.sources());
-        let got: Vec<(&str, String)> =
-            found.iter().map(|f| (f.diagnostic.code, f.diagnostic.witness.clone().unwrap_or_default())).collect();
+        let got: Vec<(&str, String)> = found
+            .iter()
+            .map(|f| {
+                (
+                    f.diagnostic.code,
+                    f.diagnostic.witness.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
         let want: Vec<(&str, String)> = want.iter().map(|(c, w)| (*c, w.to_string())).collect();
         if got != want {
             problems.push(format!("{src}\n  want {want:?}\n  got  {got:?}"));
@@ -263,30 +304,43 @@ fn check_claims(policy: &Policy, found: &[Finding]) -> Result<(), String> {
     let low = policy.lowered();
     for f in found {
         for c in &f.claims {
-            check_claim(low, c).map_err(|e| format!("{}: {e}\nclaim: {c:?}", f.diagnostic.message))?;
+            check_claim(low, c)
+                .map_err(|e| format!("{}: {e}\nclaim: {c:?}", f.diagnostic.message))?;
         }
     }
     Ok(())
 }
 
 fn check_claim(low: &Lowered, c: &Claim) -> Result<(), String> {
-    let Some(req) = c.request(low) else { return Ok(()) };
+    let Some(req) = c.request(low) else {
+        return Ok(());
+    };
     let tool = c.tool_name(low);
     match (&c.expect, rules(low, c.policy)) {
         (Expect::Effect(e), None) => {
             let d = permc::eval::decide(low, &Reference { low }, c.policy, &req, None);
             CHECKED.fetch_add(1, Ordering::Relaxed);
-            return if d.decision == *e { Ok(()) } else { Err(format!("the composition decides {}", d.decision)) };
+            return if d.decision == *e {
+                Ok(())
+            } else {
+                Err(format!("the composition decides {}", d.decision))
+            };
         }
         (_, None) => return Err("a rule claim on a composition".into()),
         (Expect::Matches(k, want), Some(list)) => {
-            let def = low.tool_index.get(&tool).and_then(|&i| low.tools.get(i as usize));
+            let def = low
+                .tool_index
+                .get(&tool)
+                .and_then(|&i| low.tools.get(i as usize));
             let items = expand(&req, def, &list.workspace, None)?;
             let item = items
                 .iter()
                 .find(|it| it.op == c.op && same_subject(&it.subject, &c.subject))
                 .ok_or_else(|| format!("no such item among {items:?}"))?;
-            let step = trace(list, item).into_iter().nth(*k as usize).ok_or("no such rule")?;
+            let step = trace(list, item)
+                .into_iter()
+                .nth(*k as usize)
+                .ok_or("no such rule")?;
             let matched = matches!(step, Step::Matched(_) | Step::GateFired);
             CHECKED.fetch_add(1, Ordering::Relaxed);
             if matched != *want {
@@ -298,14 +352,25 @@ fn check_claim(low: &Lowered, c: &Claim) -> Result<(), String> {
             let item = d
                 .items
                 .iter()
-                .zip(expand(&req, low.tool_index.get(&tool).and_then(|&i| low.tools.get(i as usize)), &list.workspace, None)?)
+                .zip(expand(
+                    &req,
+                    low.tool_index
+                        .get(&tool)
+                        .and_then(|&i| low.tools.get(i as usize)),
+                    &list.workspace,
+                    None,
+                )?)
                 .find(|(it, x)| it.op == c.op && same_subject(&x.subject, &c.subject))
                 .map(|(it, _)| it)
                 .ok_or_else(|| format!("no such item in {d:?}"))?;
             CHECKED.fetch_add(1, Ordering::Relaxed);
             match expect {
-                Expect::DecidedBy(r) if item.rule_index != *r => return Err(format!("decided by {:?}", item.rule_index)),
-                Expect::Effect(e) if item.decision != *e => return Err(format!("decided {}", item.decision)),
+                Expect::DecidedBy(r) if item.rule_index != *r => {
+                    return Err(format!("decided by {:?}", item.rule_index));
+                }
+                Expect::Effect(e) if item.decision != *e => {
+                    return Err(format!("decided {}", item.decision));
+                }
                 _ => {}
             }
         }
@@ -319,7 +384,13 @@ fn every_claim_holds() {
     // files and the conformance suites.
     let mut paths = shipped();
     if let Ok(entries) = std::fs::read_dir("tests/conformance") {
-        paths.extend(entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "perm")).map(|p| p.display().to_string()));
+        paths.extend(
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "perm"))
+                .map(|p| p.display().to_string()),
+        );
     }
     for path in paths {
         let policy = load(&path);
@@ -360,29 +431,44 @@ const COMMAND_MATCHERS: &[&str] = &[
     "/ls/",
     "/\\bsudo\\b/",
 ];
-const TOOL_TARGETS: &[&str] = &["tool Read", "tool \"*\"", "tool shell", "tool mcp__gh__delete_repo", "tool delete_repo"];
+const TOOL_TARGETS: &[&str] = &[
+    "tool Read",
+    "tool \"*\"",
+    "tool shell",
+    "tool mcp__gh__delete_repo",
+    "tool delete_repo",
+];
 const EFFECTS: &[&str] = &["allow", "deny", "ask"];
 
 fn rule_strategy() -> impl Strategy<Value = String> {
     let effect = prop::sample::select(EFFECTS);
-    let path = (effect.clone(), prop::collection::vec(prop::sample::select(PATH_MATCHERS), 0..3))
+    let path = (
+        effect.clone(),
+        prop::collection::vec(prop::sample::select(PATH_MATCHERS), 0..3),
+    )
         .prop_map(|(e, ms)| format!("{e} read {}", ms.join(", ")));
-    let cmd = (effect.clone(), prop::collection::vec(prop::sample::select(COMMAND_MATCHERS), 0..3))
+    let cmd = (
+        effect.clone(),
+        prop::collection::vec(prop::sample::select(COMMAND_MATCHERS), 0..3),
+    )
         .prop_map(|(e, ms)| format!("{e} exec {}", ms.join(", ")));
     let tool = (effect, prop::sample::select(TOOL_TARGETS)).prop_map(|(e, t)| format!("{e} {t}"));
     prop_oneof![3 => path, 3 => cmd, 1 => tool]
 }
 
 fn body_strategy() -> impl Strategy<Value = String> {
-    (any::<bool>(), prop::sample::select(EFFECTS), prop::collection::vec(rule_strategy(), 1..6)).prop_map(
-        |(strict, default, rules)| {
+    (
+        any::<bool>(),
+        prop::sample::select(EFFECTS),
+        prop::collection::vec(rule_strategy(), 1..6),
+    )
+        .prop_map(|(strict, default, rules)| {
             format!(
                 "workspace \"/home/user/project\"\n  combine {}\n  default {default}\n  {}",
                 if strict { "strictest" } else { "first-match" },
                 rules.join("\n  ")
             )
-        },
-    )
+        })
 }
 
 fn policy_strategy() -> impl Strategy<Value = String> {
@@ -405,8 +491,17 @@ const SAMPLE_PATHS: &[&str] = &[
     "/tmp/x",
     "/",
 ];
-const SAMPLE_COMMANDS: &[&str] =
-    &["rm -rf x", "git push", "git status", "ls -la", "npm run format", "sudo rm", "find . -name x", "echo hi", "pushd x"];
+const SAMPLE_COMMANDS: &[&str] = &[
+    "rm -rf x",
+    "git push",
+    "git status",
+    "ls -la",
+    "npm run format",
+    "sudo rm",
+    "find . -name x",
+    "echo hi",
+    "pushd x",
+];
 
 /// The claimed-"never" findings must hold on sampled inputs too.
 fn check_samples(policy: &Policy, found: &[Finding]) -> Result<(), String> {
@@ -420,27 +515,44 @@ fn check_samples(policy: &Policy, found: &[Finding]) -> Result<(), String> {
             continue;
         };
         let (pid, k) = k;
-        let Some(list) = rules(low, pid) else { continue };
+        let Some(list) = rules(low, pid) else {
+            continue;
+        };
         for (tool, input) in SAMPLE_PATHS
             .iter()
             .map(|p| ("file_read", serde_json::json!({ "path": p })))
-            .chain(SAMPLE_COMMANDS.iter().map(|c| ("shell", serde_json::json!({ "command": c }))))
+            .chain(
+                SAMPLE_COMMANDS
+                    .iter()
+                    .map(|c| ("shell", serde_json::json!({ "command": c }))),
+            )
         {
             let req = permc::Request::new(tool, input).map_err(|e| e.to_string())?;
             let d = permc::eval::decide(low, &Reference { low }, pid, &req, None);
-            let def = low.tool_index.get(tool).and_then(|&i| low.tools.get(i as usize));
+            let def = low
+                .tool_index
+                .get(tool)
+                .and_then(|&i| low.tools.get(i as usize));
             let kind = f.claims.iter().find_map(|c| match c.expect {
                 Expect::Matches(_, true) => Some(std::mem::discriminant(&c.subject)),
                 _ => None,
             });
-            for (it, x) in d.items.iter().zip(expand(&req, def, &list.workspace, None)?) {
+            for (it, x) in d
+                .items
+                .iter()
+                .zip(expand(&req, def, &list.workspace, None)?)
+            {
                 let step = trace(list, &x).into_iter().nth(k as usize);
                 if matches!(step, Some(Step::OtherTool | Step::OtherOp)) {
                     continue;
                 }
                 let same_kind = match &x.subject {
-                    ItemSubject::Path(_) => kind == Some(std::mem::discriminant(&Subject::Path(String::new()))),
-                    ItemSubject::Command(_) => kind == Some(std::mem::discriminant(&Subject::Command(Vec::new()))),
+                    ItemSubject::Path(_) => {
+                        kind == Some(std::mem::discriminant(&Subject::Path(String::new())))
+                    }
+                    ItemSubject::Command(_) => {
+                        kind == Some(std::mem::discriminant(&Subject::Command(Vec::new())))
+                    }
                     ItemSubject::Bare => false,
                 };
                 let matched = matches!(step, Some(Step::Matched(_)));
@@ -451,7 +563,10 @@ fn check_samples(policy: &Policy, found: &[Finding]) -> Result<(), String> {
                     _ => false,
                 };
                 if bad {
-                    return Err(format!("{code} for rule {k}, but {tool} {:?} says otherwise: {it:?}", req.input));
+                    return Err(format!(
+                        "{code} for rule {k}, but {tool} {:?} says otherwise: {it:?}",
+                        req.input
+                    ));
                 }
             }
         }
@@ -484,7 +599,10 @@ fn generated_policies() {
     }
     let checked = CHECKED.load(Ordering::Relaxed) - before;
     let with_findings = with_findings.load(Ordering::Relaxed);
-    assert!(with_findings > 50, "only {with_findings} generated policies had findings");
+    assert!(
+        with_findings > 50,
+        "only {with_findings} generated policies had findings"
+    );
     assert!(checked > 200, "only {checked} claims were checkable");
 }
 
@@ -493,7 +611,9 @@ fn generated_policies() {
 fn shipped() -> Vec<String> {
     let mut out = Vec::new();
     for dir in ["std-policies", "examples", "tests/corpus", "docs/examples"] {
-        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "perm") && !p.ends_with("broken.perm") {
@@ -511,7 +631,10 @@ fn shipped_policies_need_no_limits() {
         let policy = load(&path);
         let found = findings(policy.lowered(), policy.sources());
         let codes: Vec<&str> = found.iter().map(|f| f.diagnostic.code).collect();
-        assert!(!codes.contains(&"permc::analysis-limit"), "{path}: {codes:?}");
+        assert!(
+            !codes.contains(&"permc::analysis-limit"),
+            "{path}: {codes:?}"
+        );
         if path.starts_with("std-policies") || path.ends_with("quickstart.perm") {
             assert!(codes.is_empty(), "{path} must be clean: {codes:?}");
         }
@@ -520,7 +643,9 @@ fn shipped_policies_need_no_limits() {
 
 /// A generated policy of `n` rules of every kind.
 fn big_policy(n: usize) -> String {
-    let mut s = String::from("tool file_read { read input.path }\ntool shell { exec input.command }\npolicy big {\n  workspace \"/w\"\n");
+    let mut s = String::from(
+        "tool file_read { read input.path }\ntool shell { exec input.command }\npolicy big {\n  workspace \"/w\"\n",
+    );
     for i in 0..n {
         let rule = match i % 5 {
             0 => format!("  deny read \"/w/dir{i}/**\" as r{i}\n"),
@@ -547,9 +672,20 @@ fn bench_1000_rules() {
 
 #[test]
 fn a_big_policy_is_analysed() {
-    let policy = Policy::compile("big.perm", &big_policy(60), &Options::logical()).expect("compiles");
+    let policy =
+        Policy::compile("big.perm", &big_policy(60), &Options::logical()).expect("compiles");
     let found = findings(policy.lowered(), policy.sources());
-    assert!(found.iter().all(|f| f.diagnostic.code != "permc::analysis-limit"));
+    assert!(
+        found
+            .iter()
+            .all(|f| f.diagnostic.code != "permc::analysis-limit")
+    );
     // Every fifth rule is a directory deny after an allow of some extension.
-    assert_eq!(found.iter().filter(|f| f.diagnostic.code == "permc::partly-shadowed").count(), 11);
+    assert_eq!(
+        found
+            .iter()
+            .filter(|f| f.diagnostic.code == "permc::partly-shadowed")
+            .count(),
+        11
+    );
 }

@@ -12,9 +12,18 @@ fn run(args: &[&str], input: &str) -> (Vec<serde_json::Value>, i32) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    let lines = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     (lines, out.status.code().unwrap_or(-1))
 }
 
@@ -47,9 +56,18 @@ fn a_stream_is_one_invocation() {
         r#"{"tool":"shell","input":{"command":"ls"},"id":4}"#,
     ]
     .join("\n");
-    let dp = r#"{"on_deny":"guide","max_denies_per_invocation":1,"default_guidance":"Ask the user."}"#;
+    let dp =
+        r#"{"on_deny":"guide","max_denies_per_invocation":1,"default_guidance":"Ask the user."}"#;
     let (out, code) = run(
-        &["eval", file.to_str().unwrap(), "--no-resolve", "--deny-policy", dp, "--audit", audit.to_str().unwrap()],
+        &[
+            "eval",
+            file.to_str().unwrap(),
+            "--no-resolve",
+            "--deny-policy",
+            dp,
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
         &input,
     );
     assert_eq!(code, 0);
@@ -67,10 +85,19 @@ fn a_stream_is_one_invocation() {
     // after a stop, the invocation is over
     assert_eq!(out[5]["decision"], "deny");
     assert_eq!(out[5]["id"], 4);
-    let records: Vec<serde_json::Value> =
-        std::fs::read_to_string(&audit).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let decisions: Vec<&str> = records.iter().map(|r| r["decision"].as_str().unwrap()).collect();
-    assert_eq!(decisions, ["deny", "interrupt", "allow", "interrupt", "deny"]);
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let decisions: Vec<&str> = records
+        .iter()
+        .map(|r| r["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        decisions,
+        ["deny", "interrupt", "allow", "interrupt", "deny"]
+    );
     assert_eq!(records[4]["reviewer_denied"], true);
     assert!(!std::fs::read_to_string(&audit).unwrap().contains("rm -rf"));
     let _ = std::fs::remove_file(&audit);
@@ -80,9 +107,25 @@ fn a_stream_is_one_invocation() {
 #[test]
 fn a_bad_deny_policy_is_a_usage_error() {
     let file = policy_file("bad");
-    let (_, code) = run(&["eval", file.to_str().unwrap(), "--deny-policy", r#"{"on_deny":"explode"}"#], "");
+    let (_, code) = run(
+        &[
+            "eval",
+            file.to_str().unwrap(),
+            "--deny-policy",
+            r#"{"on_deny":"explode"}"#,
+        ],
+        "",
+    );
     assert_eq!(code, 2);
-    let (_, code) = run(&["eval", file.to_str().unwrap(), "--deny-policy", r#"{"max_denies":1}"#], "");
+    let (_, code) = run(
+        &[
+            "eval",
+            file.to_str().unwrap(),
+            "--deny-policy",
+            r#"{"max_denies":1}"#,
+        ],
+        "",
+    );
     assert_eq!(code, 2);
     let _ = std::fs::remove_file(&file);
 }

@@ -29,7 +29,11 @@ fn every_corpus_case_passes_on_every_backend() {
         let policy = match Policy::load(&file, &Options::logical()) {
             Ok(p) => p,
             Err(e) => {
-                failures.push(format!("{}: does not compile\n{}", file.display(), e.render(false)));
+                failures.push(format!(
+                    "{}: does not compile\n{}",
+                    file.display(),
+                    e.render(false)
+                ));
                 continue;
             }
         };
@@ -41,7 +45,12 @@ fn every_corpus_case_passes_on_every_backend() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {total} cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {total} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     // Deleting corpus files must not pass silently.
     assert!(total >= 100, "only {total} corpus cases ran");
 }
@@ -53,5 +62,9 @@ fn a_wrong_expectation_fails() {
     let results = run_tests(&policy);
     assert_eq!(results.len(), 1);
     assert!(!results[0].passed);
-    assert!(results[0].message.contains("expected allow, got deny"), "{}", results[0].message);
+    assert!(
+        results[0].message.contains("expected allow, got deny"),
+        "{}",
+        results[0].message
+    );
 }

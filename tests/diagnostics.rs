@@ -29,22 +29,61 @@ const EXPECTED: &[(&str, Expect)] = &[
     ("syntax_unterminated_regex", Errors(&["permc::syntax"])),
     ("invalid_number", Errors(&["permc::syntax"])),
     // Names.
-    ("unknown_preset_did_you_mean", Errors(&["permc::unknown-preset"])),
-    ("unknown_preset_is_policy", Errors(&["permc::unknown-preset"])),
-    ("unknown_preset_known_list", Errors(&["permc::unknown-preset"])),
-    ("unknown_preset_qualified", Errors(&["permc::unknown-preset"])),
-    ("unknown_tool_did_you_mean", Errors(&["permc::unknown-tool"])),
-    ("unknown_tool_no_suggestion", Errors(&["permc::unknown-tool"])),
-    ("unknown_operation_did_you_mean", Errors(&["permc::unknown-operation"])),
-    ("unknown_operation_no_suggestion", Errors(&["permc::unknown-operation"])),
+    (
+        "unknown_preset_did_you_mean",
+        Errors(&["permc::unknown-preset"]),
+    ),
+    (
+        "unknown_preset_is_policy",
+        Errors(&["permc::unknown-preset"]),
+    ),
+    (
+        "unknown_preset_known_list",
+        Errors(&["permc::unknown-preset"]),
+    ),
+    (
+        "unknown_preset_qualified",
+        Errors(&["permc::unknown-preset"]),
+    ),
+    (
+        "unknown_tool_did_you_mean",
+        Errors(&["permc::unknown-tool"]),
+    ),
+    (
+        "unknown_tool_no_suggestion",
+        Errors(&["permc::unknown-tool"]),
+    ),
+    (
+        "unknown_operation_did_you_mean",
+        Errors(&["permc::unknown-operation"]),
+    ),
+    (
+        "unknown_operation_no_suggestion",
+        Errors(&["permc::unknown-operation"]),
+    ),
     ("unknown_policy_in_all", Errors(&["permc::unknown-policy"])),
-    ("unknown_policy_in_all_is_preset", Errors(&["permc::unknown-policy"])),
-    ("test_block_unknown_policy", Errors(&["permc::unknown-policy"])),
-    ("unknown_import_did_you_mean", Errors(&["permc::unknown-import"])),
-    ("unknown_import_no_suggestion", Errors(&["permc::unknown-import"])),
+    (
+        "unknown_policy_in_all_is_preset",
+        Errors(&["permc::unknown-policy"]),
+    ),
+    (
+        "test_block_unknown_policy",
+        Errors(&["permc::unknown-policy"]),
+    ),
+    (
+        "unknown_import_did_you_mean",
+        Errors(&["permc::unknown-import"]),
+    ),
+    (
+        "unknown_import_no_suggestion",
+        Errors(&["permc::unknown-import"]),
+    ),
     ("missing_import_file", Errors(&["permc::unknown-import"])),
     ("import_with_syntax_error", Errors(&["permc::syntax"])),
-    ("duplicate_preset_policy_name", Errors(&["permc::duplicate-name"])),
+    (
+        "duplicate_preset_policy_name",
+        Errors(&["permc::duplicate-name"]),
+    ),
     ("duplicate_tool", Errors(&["permc::duplicate-name"])),
     // Cycles.
     ("use_cycle", Errors(&["permc::use-cycle"])),
@@ -57,10 +96,22 @@ const EXPECTED: &[(&str, Expect)] = &[
     ("relative_workspace", Errors(&["permc::workspace"])),
     ("preset_setting", Errors(&["permc::preset-setting"])),
     // Patterns.
-    ("invalid_regex_lookaround", Errors(&["permc::invalid-regex"])),
-    ("invalid_regex_backreference", Errors(&["permc::invalid-regex"])),
-    ("invalid_regex_unclosed_group", Errors(&["permc::invalid-regex"])),
-    ("invalid_glob_unclosed_class", Errors(&["permc::invalid-glob"])),
+    (
+        "invalid_regex_lookaround",
+        Errors(&["permc::invalid-regex"]),
+    ),
+    (
+        "invalid_regex_backreference",
+        Errors(&["permc::invalid-regex"]),
+    ),
+    (
+        "invalid_regex_unclosed_group",
+        Errors(&["permc::invalid-regex"]),
+    ),
+    (
+        "invalid_glob_unclosed_class",
+        Errors(&["permc::invalid-glob"]),
+    ),
     ("glob_on_exec", Errors(&["permc::matcher-kind"])),
     ("prefix_on_read", Errors(&["permc::matcher-kind"])),
     ("cwd_gate_on_read", Errors(&["permc::matcher-kind"])),
@@ -87,7 +138,10 @@ const EXPECTED: &[(&str, Expect)] = &[
     ),
     // Warnings: the file compiles.
     ("warn_empty_all", Warnings(&["permc::empty-all"])),
-    ("warn_unreachable_rule", Warnings(&["permc::unreachable-rule"])),
+    (
+        "warn_unreachable_rule",
+        Warnings(&["permc::unreachable-rule"]),
+    ),
 ];
 
 fn dir() -> PathBuf {
@@ -134,7 +188,10 @@ fn codes(diags: &[permc::Diagnostic]) -> Vec<&'static str> {
 fn every_input_has_an_expectation() {
     let files: Vec<String> = inputs().into_iter().map(|(n, _)| n).collect();
     for (name, _) in EXPECTED {
-        assert!(files.iter().any(|f| f == name), "EXPECTED names `{name}` but tests/diagnostics/{name}.perm is missing");
+        assert!(
+            files.iter().any(|f| f == name),
+            "EXPECTED names `{name}` but tests/diagnostics/{name}.perm is missing"
+        );
     }
     for f in &files {
         expectation(f);
@@ -143,8 +200,14 @@ fn every_input_has_an_expectation() {
     let snaps = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
     for e in std::fs::read_dir(snaps).unwrap() {
         let name = e.unwrap().file_name().to_string_lossy().into_owned();
-        if let Some(stem) = name.strip_prefix("diagnostics__").and_then(|n| n.strip_suffix(".snap")) {
-            assert!(files.iter().any(|f| f == stem), "tests/snapshots/{name} has no tests/diagnostics/{stem}.perm");
+        if let Some(stem) = name
+            .strip_prefix("diagnostics__")
+            .and_then(|n| n.strip_suffix(".snap"))
+        {
+            assert!(
+                files.iter().any(|f| f == stem),
+                "tests/snapshots/{name} has no tests/diagnostics/{stem}.perm"
+            );
         }
     }
     assert!(files.len() >= 40, "only {} inputs found", files.len());
@@ -155,7 +218,9 @@ fn compile_errors_snapshot() {
     // Check every input before failing, so one run shows every mismatch.
     let mut wrong = Vec::new();
     for (name, text) in inputs() {
-        let Errors(want) = expectation(&name) else { continue };
+        let Errors(want) = expectation(&name) else {
+            continue;
+        };
         let err = match compile(&name, &text) {
             Ok(_) => {
                 wrong.push(format!("{name}.perm compiled, but should report {want:?}"));
@@ -167,12 +232,22 @@ fn compile_errors_snapshot() {
         if got != *want {
             wrong.push(format!("{name}.perm reports {got:?}, expected {want:?}"));
         }
-        if let Some(d) = err.diagnostics.iter().find(|d| d.severity != Severity::Error) {
-            wrong.push(format!("{name}.perm: a failed compile reports a warning first: {}", d.message));
+        if let Some(d) = err
+            .diagnostics
+            .iter()
+            .find(|d| d.severity != Severity::Error)
+        {
+            wrong.push(format!(
+                "{name}.perm: a failed compile reports a warning first: {}",
+                d.message
+            ));
         }
         // The first diagnostic's code, in code, not only in the snapshot.
         if err.diagnostics.first().map(|d| d.code) != want.first().copied() {
-            wrong.push(format!("{name}.perm: first code {:?}", err.diagnostics.first().map(|d| d.code)));
+            wrong.push(format!(
+                "{name}.perm: first code {:?}",
+                err.diagnostics.first().map(|d| d.code)
+            ));
         }
         insta::assert_snapshot!(name.as_str(), err.render(false));
     }
@@ -182,10 +257,15 @@ fn compile_errors_snapshot() {
 #[test]
 fn warnings_snapshot() {
     for (name, text) in inputs() {
-        let Warnings(want) = expectation(&name) else { continue };
+        let Warnings(want) = expectation(&name) else {
+            continue;
+        };
         let policy = match compile(&name, &text) {
             Ok(p) => p,
-            Err(e) => panic!("{name}.perm should compile with warnings, but failed:\n{}", e.render(false)),
+            Err(e) => panic!(
+                "{name}.perm should compile with warnings, but failed:\n{}",
+                e.render(false)
+            ),
         };
         let warnings = policy.warnings();
         assert_eq!(codes(warnings), *want, "warnings reported for {name}.perm");
@@ -229,7 +309,11 @@ fn message_style() {
             }
         }
     }
-    assert!(problems.is_empty(), "style problems:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "style problems:\n{}",
+        problems.join("\n")
+    );
 }
 
 /// Spot checks of content the snapshots also hold, so that a careless
@@ -245,16 +329,29 @@ fn key_content() {
     };
     let help = |name: &str| render(name).0[0].help.clone().unwrap_or_default();
 
-    assert_eq!(help("unknown_preset_did_you_mean"), "did you mean `no_env`?");
+    assert_eq!(
+        help("unknown_preset_did_you_mean"),
+        "did you mean `no_env`?"
+    );
     assert!(help("unknown_preset_is_policy").contains("`base` is a policy"));
-    assert_eq!(help("unknown_preset_qualified"), "did you mean `elsai.workspace_only`?");
+    assert_eq!(
+        help("unknown_preset_qualified"),
+        "did you mean `elsai.workspace_only`?"
+    );
     assert_eq!(help("unknown_tool_did_you_mean"), "did you mean `shell`?");
-    assert_eq!(help("unknown_operation_did_you_mean"), "did you mean `read`?");
+    assert_eq!(
+        help("unknown_operation_did_you_mean"),
+        "did you mean `read`?"
+    );
     assert_eq!(help("unknown_policy_in_all"), "did you mean `lenient`?");
     assert!(help("unknown_policy_in_all_is_preset").contains("`guard` is a preset"));
     assert_eq!(help("unknown_import_did_you_mean"), "did you mean `elsai`?");
     assert_eq!(help("test_block_unknown_policy"), "did you mean `agent`?");
-    assert!(help("use_cycle").contains("a -> b -> a"), "{}", help("use_cycle"));
+    assert!(
+        help("use_cycle").contains("a -> b -> a"),
+        "{}",
+        help("use_cycle")
+    );
     assert!(help("use_self").contains("a -> a"), "{}", help("use_self"));
 
     let (d, _) = render("invalid_regex_lookaround");
@@ -262,14 +359,21 @@ fn key_content() {
     let (d, _) = render("invalid_regex_backreference");
     assert!(d[0].message.contains("backreference"), "{}", d[0].message);
     let (d, _) = render("invalid_glob_unclosed_class");
-    assert!(d[0].message.starts_with("invalid glob `src/[abc`"), "{}", d[0].message);
+    assert!(
+        d[0].message.starts_with("invalid glob `src/[abc`"),
+        "{}",
+        d[0].message
+    );
     let (d, _) = render("unknown_preset_did_you_mean");
     assert_eq!(d[0].message, "unknown preset `no_evn`");
 
     // The render names the file, the code and the line of the finding.
     let (_, text) = render("syntax_unterminated_string");
     assert!(text.contains("permc::syntax"), "{text}");
-    assert!(text.contains("syntax_unterminated_string.perm:4:"), "{text}");
+    assert!(
+        text.contains("syntax_unterminated_string.perm:4:"),
+        "{text}"
+    );
     let (_, text) = render("syntax_missing_effect");
     assert!(text.contains("syntax_missing_effect.perm:4:3"), "{text}");
     assert!(text.contains("an effect"), "{text}");
@@ -288,7 +392,11 @@ fn too_large_for_the_limits() {
     opts.limits.dfa_bytes = 16;
     let err = Policy::compile("big.perm", src, &opts).unwrap_err();
     assert_eq!(codes(&err.diagnostics), ["permc::too-large"]);
-    assert!(err.diagnostics[0].message.starts_with("policy `p` is too large to compile"));
+    assert!(
+        err.diagnostics[0]
+            .message
+            .starts_with("policy `p` is too large to compile")
+    );
     // With the default limits the same policy compiles.
     Policy::compile("big.perm", src, &Options::logical()).unwrap();
 }
@@ -297,23 +405,40 @@ fn too_large_for_the_limits() {
 #[test]
 fn unknown_selected_policy() {
     let src = "policy strict { default deny }\npolicy lenient { default allow }\n";
-    let opts = Options { policy: Some("strcit".into()), ..Options::logical() };
+    let opts = Options {
+        policy: Some("strcit".into()),
+        ..Options::logical()
+    };
     let err = Policy::compile("p.perm", src, &opts).unwrap_err();
     assert_eq!(codes(&err.diagnostics), ["permc::unknown-policy"]);
     assert_eq!(err.diagnostics[0].message, "unknown policy `strcit`");
-    assert_eq!(err.diagnostics[0].help.as_deref(), Some("did you mean `strict`?"));
+    assert_eq!(
+        err.diagnostics[0].help.as_deref(),
+        Some("did you mean `strict`?")
+    );
 
-    let opts = Options { policy: Some("zzz".into()), ..Options::logical() };
+    let opts = Options {
+        policy: Some("zzz".into()),
+        ..Options::logical()
+    };
     let err = Policy::compile("p.perm", src, &opts).unwrap_err();
-    assert_eq!(err.diagnostics[0].help.as_deref(), Some("the file defines: lenient, strict"));
+    assert_eq!(
+        err.diagnostics[0].help.as_deref(),
+        Some("the file defines: lenient, strict")
+    );
 }
 
 /// A file that does not exist is a `permc::io` error naming it.
 #[test]
 fn missing_file() {
-    let err = Policy::load("tests/diagnostics/does-not-exist.perm", &Options::logical()).unwrap_err();
+    let err =
+        Policy::load("tests/diagnostics/does-not-exist.perm", &Options::logical()).unwrap_err();
     assert_eq!(codes(&err.diagnostics), ["permc::io"]);
-    assert!(err.diagnostics[0].message.contains("`tests/diagnostics/does-not-exist.perm`"));
+    assert!(
+        err.diagnostics[0]
+            .message
+            .contains("`tests/diagnostics/does-not-exist.perm`")
+    );
 }
 
 // ---- known problems ----------------------------------------------------------
@@ -340,7 +465,11 @@ fn every_diagnostic_has_help() {
             }
         }
     }
-    assert!(missing.is_empty(), "diagnostics without help:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "diagnostics without help:\n{}",
+        missing.join("\n")
+    );
 }
 
 /// An unknown tool or operation makes the rule's item kinds unknown; the
@@ -349,14 +478,31 @@ fn every_diagnostic_has_help() {
 #[test]
 fn no_matcher_kind_cascade_after_unknown_name() {
     let cases = [
-        ("tool shell { exec input.command }\npolicy p { deny exec on shel prefix \"rm\" }", "permc::unknown-tool"),
-        ("tool shell { exec input.command }\npolicy p { deny exce prefix \"rm\" }", "permc::unknown-operation"),
-        ("tool shell { exec input.command }\npolicy p { deny exec on shel cwd outside workspace }", "permc::unknown-tool"),
-        ("tool shell { exec input.command }\npolicy p { deny exce cwd outside workspace }", "permc::unknown-operation"),
+        (
+            "tool shell { exec input.command }\npolicy p { deny exec on shel prefix \"rm\" }",
+            "permc::unknown-tool",
+        ),
+        (
+            "tool shell { exec input.command }\npolicy p { deny exce prefix \"rm\" }",
+            "permc::unknown-operation",
+        ),
+        (
+            "tool shell { exec input.command }\npolicy p { deny exec on shel cwd outside workspace }",
+            "permc::unknown-tool",
+        ),
+        (
+            "tool shell { exec input.command }\npolicy p { deny exce cwd outside workspace }",
+            "permc::unknown-operation",
+        ),
     ];
     for (src, code) in cases {
         let err = compile_src(src).unwrap_err();
-        assert_eq!(codes(&err.diagnostics), [code], "{src}\n{}", err.render(false));
+        assert_eq!(
+            codes(&err.diagnostics),
+            [code],
+            "{src}\n{}",
+            err.render(false)
+        );
     }
 }
 
@@ -367,11 +513,13 @@ fn unused_preset_is_checked() {
     let src = "tool file_read { read input.path }\n\
                preset unused { deny raed \"**\" }\n\
                policy p { default allow }\n";
-    let err = compile_src(src).expect_err("unknown operation in an unused preset should be an error");
+    let err =
+        compile_src(src).expect_err("unknown operation in an unused preset should be an error");
     assert_eq!(codes(&err.diagnostics), ["permc::unknown-operation"]);
 
     let src = "preset a { use a }\npolicy p { default allow }\n";
-    let err = compile_src(src).expect_err("a self-using preset should be an error even when unused");
+    let err =
+        compile_src(src).expect_err("a self-using preset should be an error even when unused");
     assert_eq!(codes(&err.diagnostics), ["permc::use-cycle"]);
 }
 
@@ -383,11 +531,21 @@ fn preset_errors_reported_once() {
                policy p { use x }\n\
                policy q { use x }\n";
     let err = compile_src(src).unwrap_err();
-    assert_eq!(codes(&err.diagnostics), ["permc::unknown-operation"], "{}", err.render(false));
+    assert_eq!(
+        codes(&err.diagnostics),
+        ["permc::unknown-operation"],
+        "{}",
+        err.render(false)
+    );
 
     let src = "preset x { default deny }\npolicy p { use x }\npolicy q { use x }\n";
     let err = compile_src(src).unwrap_err();
-    assert_eq!(codes(&err.diagnostics), ["permc::preset-setting"], "{}", err.render(false));
+    assert_eq!(
+        codes(&err.diagnostics),
+        ["permc::preset-setting"],
+        "{}",
+        err.render(false)
+    );
 }
 
 /// The same holds for warnings.
@@ -410,7 +568,10 @@ fn import_cycle_to_root_loads_it_once() {
     let root = dir().join("imports/cycle_root.perm");
     match Policy::load(&root, &Options::logical()) {
         Ok(p) => assert!(p.warnings().is_empty()),
-        Err(e) => panic!("expected the import cycle to load (or one clear import-cycle error), got:\n{}", e.render(false)),
+        Err(e) => panic!(
+            "expected the import cycle to load (or one clear import-cycle error), got:\n{}",
+            e.render(false)
+        ),
     }
 }
 
@@ -423,7 +584,12 @@ fn duplicate_std_tool_points_at_the_users_file() {
     let err = compile_src(src).unwrap_err();
     assert_eq!(codes(&err.diagnostics), ["permc::duplicate-name"]);
     let primary = err.diagnostics[0].loc().unwrap();
-    assert_eq!(err.sources.get(primary.file).unwrap().name, "p.perm", "{}", err.render(false));
+    assert_eq!(
+        err.sources.get(primary.file).unwrap().name,
+        "p.perm",
+        "{}",
+        err.render(false)
+    );
 }
 
 /// With no tool declared, the help for an unknown operation prints an empty
@@ -440,7 +606,10 @@ fn unknown_operation_help_without_declared_ops() {
 /// is a backreference or an unclosed group.
 #[test]
 fn regex_help_fits_the_error() {
-    for file in ["invalid_regex_backreference", "invalid_regex_unclosed_group"] {
+    for file in [
+        "invalid_regex_backreference",
+        "invalid_regex_unclosed_group",
+    ] {
         let text = std::fs::read_to_string(dir().join(format!("{file}.perm"))).unwrap();
         let err = compile(file, &text).unwrap_err();
         let help = err.diagnostics[0].help.clone().unwrap_or_default();
@@ -453,16 +622,31 @@ fn regex_help_fits_the_error() {
 fn syntax_errors_name_the_problem() {
     let msg = |name: &str| {
         let text = std::fs::read_to_string(dir().join(format!("{name}.perm"))).unwrap();
-        compile(name, &text).unwrap_err().diagnostics[0].message.clone()
+        compile(name, &text).unwrap_err().diagnostics[0]
+            .message
+            .clone()
     };
     let m = msg("syntax_unterminated_string");
-    assert!(m.contains("unterminated") || m.contains("closing `\"`"), "{m}");
+    assert!(
+        m.contains("unterminated") || m.contains("closing `\"`"),
+        "{m}"
+    );
     let m = msg("syntax_unterminated_regex");
-    assert!(m.contains("unterminated") || m.contains("closing `/`"), "{m}");
+    assert!(
+        m.contains("unterminated") || m.contains("closing `/`"),
+        "{m}"
+    );
     let text = std::fs::read_to_string(dir().join("syntax_missing_brace.perm")).unwrap();
-    let d = compile("syntax_missing_brace", &text).unwrap_err().diagnostics[0].clone();
+    let d = compile("syntax_missing_brace", &text)
+        .unwrap_err()
+        .diagnostics[0]
+        .clone();
     assert!(d.message.contains("end of file"), "{}", d.message);
-    assert!(d.help.as_deref().unwrap_or("").contains("`}`"), "{:?}", d.help);
+    assert!(
+        d.help.as_deref().unwrap_or("").contains("`}`"),
+        "{:?}",
+        d.help
+    );
 }
 
 /// `check` accepts a test case whose `by` names a rule the policy does not
@@ -470,7 +654,8 @@ fn syntax_errors_name_the_problem() {
 /// in one policy (which makes `by` ambiguous).
 #[test]
 fn test_by_and_rule_names_are_checked() {
-    let err = compile_src("policy p { deny tool X as r }\ntest p { deny X {} by nosuch }\n").unwrap_err();
+    let err =
+        compile_src("policy p { deny tool X as r }\ntest p { deny X {} by nosuch }\n").unwrap_err();
     assert_eq!(codes(&err.diagnostics), ["permc::unknown-rule"]);
     // Two rules with one name compile, with a warning: a preset used twice is legal.
     let p = compile_src("policy p { deny tool X as r\n allow tool Y as r }\n").unwrap();
@@ -481,7 +666,8 @@ fn test_by_and_rule_names_are_checked() {
 /// compositions, not test blocks.
 #[test]
 fn test_block_named_after_a_preset() {
-    let src = "preset guard { deny tool X }\npolicy p { default allow }\ntest guard { allow X {} }\n";
+    let src =
+        "preset guard { deny tool X }\npolicy p { default allow }\ntest guard { allow X {} }\n";
     let err = compile_src(src).unwrap_err();
     assert_eq!(codes(&err.diagnostics), ["permc::unknown-policy"]);
     let help = err.diagnostics[0].help.clone().unwrap_or_default();

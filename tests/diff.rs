@@ -33,7 +33,11 @@ fn run_fixture(name: &str, extra: &[&str]) -> String {
     let mut args = vec!["diff", old.as_str(), new.as_str()];
     args.extend_from_slice(extra);
     let o = permc(&args);
-    let mut out = format!("$ permc {}\nexit {}\n", args.join(" "), o.status.code().unwrap_or(-1));
+    let mut out = format!(
+        "$ permc {}\nexit {}\n",
+        args.join(" "),
+        o.status.code().unwrap_or(-1)
+    );
     out.push_str(&String::from_utf8_lossy(&o.stdout));
     let err = String::from_utf8_lossy(&o.stderr);
     if !err.is_empty() {
@@ -44,7 +48,10 @@ fn run_fixture(name: &str, extra: &[&str]) -> String {
 }
 
 fn load(path: &Path, policy: Option<&str>) -> Policy {
-    let opts = Options { policy: policy.map(str::to_string), ..Options::logical() };
+    let opts = Options {
+        policy: policy.map(str::to_string),
+        ..Options::logical()
+    };
     Policy::load(path, &opts).unwrap_or_else(|e| panic!("{}: {}", path.display(), e.render(false)))
 }
 
@@ -53,7 +60,11 @@ fn report(name: &str, policy: Option<&str>) -> Report {
     let old = load(&root().join(format!("tests/diff/{name}_old.perm")), policy);
     let new = load(&root().join(format!("tests/diff/{name}_new.perm")), policy);
     let r = diff(&old, &new, &Limits::default()).expect("diff");
-    assert!(r.internal_errors.is_empty(), "{name}: {:?}", r.internal_errors);
+    assert!(
+        r.internal_errors.is_empty(),
+        "{name}: {:?}",
+        r.internal_errors
+    );
     r
 }
 
@@ -64,8 +75,14 @@ fn reordering_two_rules_shows_the_shadowed_inputs() {
     assert_eq!(r.changes.len(), 1);
     let c = &r.changes[0];
     assert_eq!(c.input.as_deref(), Some("/home/user/project/.env"));
-    assert_eq!((c.old.decision, c.new.decision), (Effect::Deny, Effect::Allow));
-    assert_eq!((c.old.rule.as_deref(), c.new.rule.as_deref()), (Some("no_env"), Some("workspace")));
+    assert_eq!(
+        (c.old.decision, c.new.decision),
+        (Effect::Deny, Effect::Allow)
+    );
+    assert_eq!(
+        (c.old.rule.as_deref(), c.new.rule.as_deref()),
+        (Some("no_env"), Some("workspace"))
+    );
 }
 
 #[test]
@@ -78,9 +95,16 @@ fn adding_denies() {
     insta::assert_snapshot!(run_fixture("add_deny", &[]));
     let r = report("add_deny", None);
     // Every new rule shows up with its own class; the bare tool too.
-    let rules: Vec<_> = r.changes.iter().filter_map(|c| c.new.rule.clone()).collect();
+    let rules: Vec<_> = r
+        .changes
+        .iter()
+        .filter_map(|c| c.new.rule.clone())
+        .collect();
     for want in ["no_history_rewrite", "no_lockfiles", "no_bash"] {
-        assert!(rules.iter().any(|r| r == want), "{want} missing from {rules:?}");
+        assert!(
+            rules.iter().any(|r| r == want),
+            "{want} missing from {rules:?}"
+        );
     }
 }
 
@@ -98,7 +122,13 @@ fn changing_a_command_regex() {
 fn moving_the_workspace_under_a_cwd_gate() {
     insta::assert_snapshot!(run_fixture("gate", &[]));
     // The same workspace given to both: nothing changes.
-    let o = permc(&["diff", "tests/diff/gate_old.perm", "tests/diff/gate_new.perm", "--workspace", "/srv"]);
+    let o = permc(&[
+        "diff",
+        "tests/diff/gate_old.perm",
+        "tests/diff/gate_new.perm",
+        "--workspace",
+        "/srv",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     assert!(o.stdout.is_empty() && o.stderr.is_empty());
 }
@@ -108,7 +138,11 @@ fn a_member_of_a_composition() {
     insta::assert_snapshot!(run_fixture("composed", &["--policy", "app"]));
     // The member alone changes the other way round.
     let r = report("composed", Some("approval"));
-    assert!(r.changes.iter().any(|c| c.old.decision == Effect::Ask && c.new.decision == Effect::Allow));
+    assert!(
+        r.changes
+            .iter()
+            .any(|c| c.old.decision == Effect::Ask && c.new.decision == Effect::Allow)
+    );
 }
 
 #[test]
@@ -118,7 +152,13 @@ fn switching_to_strictest() {
 
 #[test]
 fn json_output() {
-    let o = permc(&["diff", "tests/diff/reorder_old.perm", "tests/diff/reorder_new.perm", "--format", "json"]);
+    let o = permc(&[
+        "diff",
+        "tests/diff/reorder_old.perm",
+        "tests/diff/reorder_new.perm",
+        "--format",
+        "json",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(
@@ -129,36 +169,78 @@ fn json_output() {
             "new": {"decision": "allow", "rule": "workspace"}
         }])
     );
-    let o = permc(&["diff", "tests/diff/gate_old.perm", "tests/diff/gate_new.perm", "--format", "json"]);
+    let o = permc(&[
+        "diff",
+        "tests/diff/gate_old.perm",
+        "tests/diff/gate_new.perm",
+        "--format",
+        "json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v[0]["cwd"], "/w");
     assert_eq!(v[0]["input"], "a");
-    let o = permc(&["diff", "tests/diff/same.perm", "tests/diff/reorder_old.perm", "--format", "json"]);
+    let o = permc(&[
+        "diff",
+        "tests/diff/same.perm",
+        "tests/diff/reorder_old.perm",
+        "--format",
+        "json",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "[]\n");
 }
 
 #[test]
 fn identical_files_exit_0_without_output() {
-    let o = permc(&["diff", "tests/diff/same.perm", "tests/diff/reorder_old.perm"]);
+    let o = permc(&[
+        "diff",
+        "tests/diff/same.perm",
+        "tests/diff/reorder_old.perm",
+    ]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
 fn every_shipped_policy_equals_itself() {
     let mut n = 0;
-    for dir in ["examples", "std-policies", "tests/corpus", "docs/examples", "tests/conformance"] {
-        let Ok(entries) = std::fs::read_dir(root().join(dir)) else { continue };
+    for dir in [
+        "examples",
+        "std-policies",
+        "tests/corpus",
+        "docs/examples",
+        "tests/conformance",
+    ] {
+        let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
+            continue;
+        };
         let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         files.sort();
-        for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "perm")) {
-            let Ok(any) = Policy::load(f, &Options::logical()) else { continue };
+        for f in files
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "perm"))
+        {
+            let Ok(any) = Policy::load(f, &Options::logical()) else {
+                continue;
+            };
             for name in any.policy_names() {
                 let p = load(f, Some(name));
                 let r = diff(&p, &p, &Limits::default()).expect("diff");
-                assert!(r.is_empty(), "{} `{name}` differs from itself: {}", f.display(), r.to_text());
+                assert!(
+                    r.is_empty(),
+                    "{} `{name}` differs from itself: {}",
+                    f.display(),
+                    r.to_text()
+                );
                 n += 1;
             }
         }
@@ -169,11 +251,38 @@ fn every_shipped_policy_equals_itself() {
 #[test]
 fn bad_input_exits_2() {
     let cases: &[(&[&str], &str)] = &[
-        (&["diff", "tests/diff/missing.perm", "tests/diff/same.perm"], "cannot read"),
-        (&["diff", "tests/diff/two.perm", "tests/diff/two.perm"], "choose one with --policy"),
-        (&["diff", "tests/diff/two.perm", "tests/diff/same.perm", "--policy", "a"], "unknown policy `a`"),
-        (&["diff", "tests/diff/same.perm", "tests/diff/same.perm", "--workspace", "w"], "must be an absolute path"),
-        (&["diff", "tests/diff/same.perm", "docs/examples/broken.perm"], "unknown preset"),
+        (
+            &["diff", "tests/diff/missing.perm", "tests/diff/same.perm"],
+            "cannot read",
+        ),
+        (
+            &["diff", "tests/diff/two.perm", "tests/diff/two.perm"],
+            "choose one with --policy",
+        ),
+        (
+            &[
+                "diff",
+                "tests/diff/two.perm",
+                "tests/diff/same.perm",
+                "--policy",
+                "a",
+            ],
+            "unknown policy `a`",
+        ),
+        (
+            &[
+                "diff",
+                "tests/diff/same.perm",
+                "tests/diff/same.perm",
+                "--workspace",
+                "w",
+            ],
+            "must be an absolute path",
+        ),
+        (
+            &["diff", "tests/diff/same.perm", "docs/examples/broken.perm"],
+            "unknown preset",
+        ),
         (&["diff", "tests/diff/same.perm"], "required"),
     ];
     for (args, want) in cases {
@@ -187,7 +296,13 @@ fn bad_input_exits_2() {
 
 #[test]
 fn a_policy_chosen_by_name() {
-    let o = permc(&["diff", "tests/diff/two.perm", "tests/diff/two.perm", "--policy", "b"]);
+    let o = permc(&[
+        "diff",
+        "tests/diff/two.perm",
+        "tests/diff/two.perm",
+        "--policy",
+        "b",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     assert!(o.stdout.is_empty());
 }
@@ -196,13 +311,40 @@ fn a_policy_chosen_by_name() {
 fn a_comparison_over_the_limits_says_so() {
     let old = load(&root().join("tests/diff/reorder_old.perm"), None);
     let new = load(&root().join("tests/diff/reorder_new.perm"), None);
-    let r = diff(&old, &new, &Limits { max_states: 3, ..Limits::default() }).expect("diff");
+    let r = diff(
+        &old,
+        &new,
+        &Limits {
+            max_states: 3,
+            ..Limits::default()
+        },
+    )
+    .expect("diff");
     assert!(r.incomplete);
     assert!(r.behaviour_changed());
-    assert!(r.notes.iter().any(|n| n.contains("could not compare") && n.contains("combined automaton states")), "{:?}", r.notes);
-    let r = diff(&old, &new, &Limits { dfa_bytes: 10, determinize_bytes: 10, ..Limits::default() }).expect("diff");
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("could not compare") && n.contains("combined automaton states")),
+        "{:?}",
+        r.notes
+    );
+    let r = diff(
+        &old,
+        &new,
+        &Limits {
+            dfa_bytes: 10,
+            determinize_bytes: 10,
+            ..Limits::default()
+        },
+    )
+    .expect("diff");
     assert!(r.incomplete);
-    assert!(r.notes.iter().any(|n| n.contains("could not compare")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.contains("could not compare")),
+        "{:?}",
+        r.notes
+    );
 }
 
 // ---- exactness against sampling ------------------------------------------------------
@@ -212,13 +354,20 @@ const WORDS: &[&str] = &["git", "push", "rm", "-rf", "ls"];
 
 fn glob() -> impl Strategy<Value = String> {
     let seg = prop::sample::select(vec!["a", "b", ".env", "src", "*", "**", "*.rs", "x.rs"]);
-    (prop::collection::vec(seg, 1..4), any::<bool>(), prop::sample::select(vec!["", "/w/", "/"])).prop_map(
-        |(segs, neg, lead)| {
+    (
+        prop::collection::vec(seg, 1..4),
+        any::<bool>(),
+        prop::sample::select(vec!["", "/w/", "/"]),
+    )
+        .prop_map(|(segs, neg, lead)| {
             let body = segs.join("/");
             let bang = if neg { "!" } else { "" };
-            if lead.is_empty() && !body.starts_with("**") { format!("{bang}{body}") } else { format!("{bang}{lead}{body}") }
-        },
-    )
+            if lead.is_empty() && !body.starts_with("**") {
+                format!("{bang}{body}")
+            } else {
+                format!("{bang}{lead}{body}")
+            }
+        })
 }
 
 fn rule(i: usize) -> BoxedStrategy<String> {
@@ -227,12 +376,20 @@ fn rule(i: usize) -> BoxedStrategy<String> {
         let ms: Vec<String> = gs.iter().map(|g| format!("\"{g}\"")).collect();
         format!("{e} read {} as r{i}", ms.join(", "))
     });
-    let regex = prop::sample::select(vec![r"/^rm\b/", r"/push/", r"/^\s*git /", r"/s$/", r"/(?-u:\b)ls/", r"/\.env/"]);
+    let regex = prop::sample::select(vec![
+        r"/^rm\b/",
+        r"/push/",
+        r"/^\s*git /",
+        r"/s$/",
+        r"/(?-u:\b)ls/",
+        r"/\.env/",
+    ]);
     let exec = (
         effect.clone(),
         prop::collection::vec(
             prop_oneof![
-                prop::sample::select(vec!["git", "git push", "rm", "ls -rf"]).prop_map(|p| format!("prefix \"{p}\"")),
+                prop::sample::select(vec!["git", "git push", "rm", "ls -rf"])
+                    .prop_map(|p| format!("prefix \"{p}\"")),
                 regex.prop_map(str::to_string),
             ],
             0..3,
@@ -289,8 +446,20 @@ impl Gen {
                 };
                 g.rules[i % n] = format!("{next} {rest}");
             }
-            3 => g.default = if g.default == "allow" { "deny" } else { "allow" },
-            4 => g.combine = if g.combine == "strictest" { "first-match" } else { "strictest" },
+            3 => {
+                g.default = if g.default == "allow" {
+                    "deny"
+                } else {
+                    "allow"
+                }
+            }
+            4 => {
+                g.combine = if g.combine == "strictest" {
+                    "first-match"
+                } else {
+                    "strictest"
+                }
+            }
             _ => g.ws = if g.ws == "/w" { "/w/src" } else { "/w" },
         }
         g
@@ -306,7 +475,12 @@ fn policy() -> impl Strategy<Value = Gen> {
     )
         .prop_flat_map(|(seeds, default, combine, ws)| {
             let rules: Vec<BoxedStrategy<String>> = (0..seeds.len()).map(rule).collect();
-            rules.prop_map(move |rules| Gen { rules, default, combine, ws })
+            rules.prop_map(move |rules| Gen {
+                rules,
+                default,
+                combine,
+                ws,
+            })
         })
 }
 
@@ -314,8 +488,10 @@ fn policy() -> impl Strategy<Value = Gen> {
 fn versions() -> impl Strategy<Value = (String, String)> {
     prop_oneof![
         (policy(), policy()).prop_map(|(a, b)| (a.source(), b.source())),
-        (policy(), any::<u8>(), any::<usize>(), any::<usize>()).prop_map(|(a, how, i, j)| (a.source(), a.mutate(how, i, j).source())),
-        (policy(), any::<u8>(), any::<usize>(), any::<usize>()).prop_map(|(a, how, i, j)| (a.source(), a.mutate(how, i, j).source())),
+        (policy(), any::<u8>(), any::<usize>(), any::<usize>())
+            .prop_map(|(a, how, i, j)| (a.source(), a.mutate(how, i, j).source())),
+        (policy(), any::<u8>(), any::<usize>(), any::<usize>())
+            .prop_map(|(a, how, i, j)| (a.source(), a.mutate(how, i, j).source())),
     ]
 }
 
@@ -338,10 +514,17 @@ fn sample_paths() -> Vec<String> {
 
 fn sample_commands() -> Vec<String> {
     // Quoted words may hold spaces; tabs and runs of spaces separate words.
-    let mut out: Vec<String> = ["'git push' x", "' rm'", "rm\t-rf", "git  push", "'ls '", "\"git\" push"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut out: Vec<String> = [
+        "'git push' x",
+        "' rm'",
+        "rm\t-rf",
+        "git  push",
+        "'ls '",
+        "\"git\" push",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     for a in WORDS {
         out.push(a.to_string());
         for b in WORDS {
@@ -355,7 +538,11 @@ fn sample_commands() -> Vec<String> {
 }
 
 /// The (old decision, new decision, old rule, new rule) of one request.
-fn class_of(old: &Policy, new: &Policy, req: &Request) -> (Effect, Effect, Option<String>, Option<String>) {
+fn class_of(
+    old: &Policy,
+    new: &Policy,
+    req: &Request,
+) -> (Effect, Effect, Option<String>, Option<String>) {
     let (a, b) = (old.decide(req), new.decide(req));
     (a.decision, b.decision, a.rule, b.rule)
 }

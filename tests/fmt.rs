@@ -18,13 +18,29 @@ fn check_properties(name: &str, src: &str) -> String {
         let msgs: Vec<String> = e.iter().map(|d| d.message.clone()).collect();
         panic!("{name}: fmt refused a file that parses: {msgs:?}")
     });
-    let again = format(&out).unwrap_or_else(|_| panic!("{name}: fmt refused its own output:\n{out}"));
-    assert_eq!(again, out, "{name}: fmt is not idempotent; first pass:\n{out}");
+    let again =
+        format(&out).unwrap_or_else(|_| panic!("{name}: fmt refused its own output:\n{out}"));
+    assert_eq!(
+        again, out,
+        "{name}: fmt is not idempotent; first pass:\n{out}"
+    );
     let a = parse(src, FileId(0)).expect("the input parses");
-    let b = parse(&out, FileId(0)).unwrap_or_else(|_| panic!("{name}: the output does not parse:\n{out}"));
-    assert_eq!(fingerprint(&a), fingerprint(&b), "{name}: the syntax tree changed:\n{out}");
-    assert_eq!(comments(src), comments(&out), "{name}: a comment changed or moved:\n{out}");
-    assert!(out.is_empty() || out.ends_with('\n') && !out.ends_with("\n\n"), "{name}: one final newline");
+    let b = parse(&out, FileId(0))
+        .unwrap_or_else(|_| panic!("{name}: the output does not parse:\n{out}"));
+    assert_eq!(
+        fingerprint(&a),
+        fingerprint(&b),
+        "{name}: the syntax tree changed:\n{out}"
+    );
+    assert_eq!(
+        comments(src),
+        comments(&out),
+        "{name}: a comment changed or moved:\n{out}"
+    );
+    assert!(
+        out.is_empty() || out.ends_with('\n') && !out.ends_with("\n\n"),
+        "{name}: one final newline"
+    );
     assert_no_trailing_whitespace(name, &out);
     out
 }
@@ -39,9 +55,15 @@ fn assert_no_trailing_whitespace(name: &str, out: &str) {
     for c in out.chars() {
         if c == '\n' {
             if !in_str {
-                assert!(prev != ' ' && prev != '\t', "{name}:{line}: trailing whitespace:\n{out}");
+                assert!(
+                    prev != ' ' && prev != '\t',
+                    "{name}:{line}: trailing whitespace:\n{out}"
+                );
                 blank_run = if prev == '\n' { blank_run + 1 } else { 0 };
-                assert!(blank_run < 2, "{name}:{line}: more than one blank line in a row:\n{out}");
+                assert!(
+                    blank_run < 2,
+                    "{name}:{line}: more than one blank line in a row:\n{out}"
+                );
                 in_comment = false;
                 in_regex = false;
             }
@@ -68,7 +90,9 @@ fn assert_no_trailing_whitespace(name: &str, out: &str) {
 }
 
 fn perm_files(dir: &str) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(root().join(dir)) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
+        return Vec::new();
+    };
     let mut files: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "perm"))
@@ -93,12 +117,19 @@ fn every_shipped_file_formats_safely() {
     for dir in dirs {
         for file in perm_files(dir) {
             let src = std::fs::read_to_string(&file).unwrap();
-            let name = file.strip_prefix(root()).unwrap_or(&file).display().to_string();
+            let name = file
+                .strip_prefix(root())
+                .unwrap_or(&file)
+                .display()
+                .to_string();
             if parse(&src, FileId(0)).is_ok() {
                 check_properties(&name, &src);
                 formatted += 1;
             } else {
-                assert!(format(&src).is_err(), "{name}: does not parse, but fmt accepted it");
+                assert!(
+                    format(&src).is_err(),
+                    "{name}: does not parse, but fmt accepted it"
+                );
                 refused += 1;
             }
         }
@@ -155,7 +186,10 @@ fn strings_regexes_and_comments_are_kept_verbatim() {
     // A string may span lines; its inside (spaces, tabs, `#`) is untouched.
     let src = "policy p {\n        deny read \"a   b\n   \t# not a comment\n  c\"   as x\n  deny exec /a  #b\\/  c/\n# a\tcomment with  spaces   \n}\n";
     let out = check_properties("verbatim", src);
-    assert!(out.contains("\"a   b\n   \t# not a comment\n  c\" as x"), "{out}");
+    assert!(
+        out.contains("\"a   b\n   \t# not a comment\n  c\" as x"),
+        "{out}"
+    );
     assert!(out.contains("/a  #b\\/  c/"), "{out}");
     assert!(out.contains("# a\tcomment with  spaces\n"), "{out}");
 }
@@ -171,7 +205,12 @@ fn crlf_tabs_and_empty_files() {
 
 #[test]
 fn files_that_do_not_parse_are_refused() {
-    for src in ["policy p { read \"x\" }", "policy p { deny read \"x }", "tool t {", "policy p { deny read \"a\" as x as y }"] {
+    for src in [
+        "policy p { read \"x\" }",
+        "policy p { deny read \"x }",
+        "tool t {",
+        "policy p { deny read \"a\" as x as y }",
+    ] {
         let e = format(src).expect_err(src);
         assert!(e.iter().all(|d| d.is_error()), "{src}");
         assert!(e.iter().any(|d| d.code.starts_with("permc::")), "{src}");
@@ -182,7 +221,20 @@ fn files_that_do_not_parse_are_refused() {
 
 /// A source as a list of tokens; separators are added between them.
 fn tokens_to_source(tokens: &[String], seps: &[usize], comments: &[String]) -> String {
-    const SEPS: &[&str] = &[" ", " ", " ", "  ", "\t", "\n", "\n  ", "\n\n", "\n\n\n    ", " \t \n", "C", "\nC"];
+    const SEPS: &[&str] = &[
+        " ",
+        " ",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\n  ",
+        "\n\n",
+        "\n\n\n    ",
+        " \t \n",
+        "C",
+        "\nC",
+    ];
     let mut out = String::new();
     for (i, t) in tokens.iter().enumerate() {
         out.push_str(t);
@@ -198,27 +250,54 @@ fn tokens_to_source(tokens: &[String], seps: &[usize], comments: &[String]) -> S
 }
 
 fn name() -> impl Strategy<Value = String> {
-    prop::sample::select(vec!["a", "b_1", "x-y", "read", "exec", "file_read", "Bash", "q9"]).prop_map(str::to_string)
+    prop::sample::select(vec![
+        "a",
+        "b_1",
+        "x-y",
+        "read",
+        "exec",
+        "file_read",
+        "Bash",
+        "q9",
+    ])
+    .prop_map(str::to_string)
 }
 
 fn string_lit() -> impl Strategy<Value = String> {
     prop::collection::vec(
-        prop::sample::select(vec!["a", "/", "**", "#", " ", "  ", "\\\"", "\\\\", "\n", "\t", "{", "}", ",", "é", "/*"]),
+        prop::sample::select(vec![
+            "a", "/", "**", "#", " ", "  ", "\\\"", "\\\\", "\n", "\t", "{", "}", ",", "é", "/*",
+        ]),
         0..6,
     )
     .prop_map(|parts| format!("\"{}\"", parts.concat()))
 }
 
 fn regex_lit() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(vec!["a", "\\/", "#", " ", "\\s", "^", "\"", "b+", "(x|y)"]), 1..5)
-        .prop_map(|parts| format!("/{}/", parts.concat()))
+    prop::collection::vec(
+        prop::sample::select(vec!["a", "\\/", "#", " ", "\\s", "^", "\"", "b+", "(x|y)"]),
+        1..5,
+    )
+    .prop_map(|parts| format!("/{}/", parts.concat()))
 }
 
 fn effect() -> impl Strategy<Value = String> {
-    prop::sample::select(vec!["allow", "deny", "ask", "interrupt", "require_approval"]).prop_map(str::to_string)
+    prop::sample::select(vec![
+        "allow",
+        "deny",
+        "ask",
+        "interrupt",
+        "require_approval",
+    ])
+    .prop_map(str::to_string)
 }
 
-fn list_of(item: BoxedStrategy<Vec<String>>, min: usize, max: usize, trailing: bool) -> BoxedStrategy<Vec<String>> {
+fn list_of(
+    item: BoxedStrategy<Vec<String>>,
+    min: usize,
+    max: usize,
+    trailing: bool,
+) -> BoxedStrategy<Vec<String>> {
     (prop::collection::vec(item, min..max), any::<bool>())
         .prop_map(move |(items, comma)| {
             let mut out = Vec::new();
@@ -239,7 +318,8 @@ fn list_of(item: BoxedStrategy<Vec<String>>, min: usize, max: usize, trailing: b
 fn value(depth: u32) -> BoxedStrategy<Vec<String>> {
     let leaf = prop_oneof![
         string_lit().prop_map(|s| vec![s]),
-        prop::sample::select(vec!["1", "-2", "3.5", "true", "false", "null"]).prop_map(|s| vec![s.to_string()]),
+        prop::sample::select(vec!["1", "-2", "3.5", "true", "false", "null"])
+            .prop_map(|s| vec![s.to_string()]),
     ]
     .boxed();
     if depth == 0 {
@@ -247,7 +327,12 @@ fn value(depth: u32) -> BoxedStrategy<Vec<String>> {
     }
     prop_oneof![
         leaf,
-        list_of(value(depth - 1), 0, 3, true).prop_map(|v| [vec!["[".to_string()], v, vec!["]".to_string()]].concat()),
+        list_of(value(depth - 1), 0, 3, true).prop_map(|v| [
+            vec!["[".to_string()],
+            v,
+            vec!["]".to_string()]
+        ]
+        .concat()),
         object(depth - 1),
     ]
     .boxed()
@@ -257,19 +342,36 @@ fn object(depth: u32) -> BoxedStrategy<Vec<String>> {
     let pair = (prop_oneof![name(), string_lit()], value(depth))
         .prop_map(|(k, v)| [vec![k, ":".to_string()], v].concat())
         .boxed();
-    list_of(pair, 0, 3, true).prop_map(|v| [vec!["{".to_string()], v, vec!["}".to_string()]].concat()).boxed()
+    list_of(pair, 0, 3, true)
+        .prop_map(|v| [vec!["{".to_string()], v, vec!["}".to_string()]].concat())
+        .boxed()
 }
 
 fn tool_decl() -> impl Strategy<Value = Vec<String>> {
-    let field = prop::sample::select(vec!["input.path", "input.a.b", "input.x-y"]).prop_map(str::to_string);
+    let field =
+        prop::sample::select(vec!["input.path", "input.a.b", "input.x-y"]).prop_map(str::to_string);
     let when = prop_oneof![
         Just(None),
-        (field.clone(), value(1)).prop_map(|(f, v)| Some([vec!["when".into(), f, "==".into()], v].concat())),
-        (field.clone(), value(0)).prop_map(|(f, v)| Some([vec!["when".into(), f, "!=".into()], v].concat())),
-        (field.clone(), list_of(value(0), 0, 3, true))
-            .prop_map(|(f, v)| Some([vec!["when".into(), f, "in".into(), "[".into()], v, vec!["]".into()]].concat())),
+        (field.clone(), value(1))
+            .prop_map(|(f, v)| Some([vec!["when".into(), f, "==".into()], v].concat())),
+        (field.clone(), value(0))
+            .prop_map(|(f, v)| Some([vec!["when".into(), f, "!=".into()], v].concat())),
+        (field.clone(), list_of(value(0), 0, 3, true)).prop_map(|(f, v)| Some(
+            [
+                vec!["when".into(), f, "in".into(), "[".into()],
+                v,
+                vec!["]".into()]
+            ]
+            .concat()
+        )),
     ];
-    let stmt = (name(), prop::option::of(field.clone()), prop::option::of(string_lit()), prop::option::of(field), when)
+    let stmt = (
+        name(),
+        prop::option::of(field.clone()),
+        prop::option::of(string_lit()),
+        prop::option::of(field),
+        when,
+    )
         .prop_map(|(op, f, split, cwd, when)| {
             let mut t = vec![op];
             if let Some(f) = f {
@@ -284,15 +386,30 @@ fn tool_decl() -> impl Strategy<Value = Vec<String>> {
             t.extend(when.unwrap_or_default());
             t
         });
-    (prop_oneof![name(), string_lit()], prop::collection::vec(stmt, 0..3)).prop_map(|(n, stmts)| {
-        [vec!["tool".to_string(), n, "{".to_string()], stmts.concat(), vec!["}".to_string()]].concat()
-    })
+    (
+        prop_oneof![name(), string_lit()],
+        prop::collection::vec(stmt, 0..3),
+    )
+        .prop_map(|(n, stmts)| {
+            [
+                vec!["tool".to_string(), n, "{".to_string()],
+                stmts.concat(),
+                vec!["}".to_string()],
+            ]
+            .concat()
+        })
 }
 
 fn rule() -> impl Strategy<Value = Vec<String>> {
-    let tool_ref = prop_oneof![name(), string_lit(), Just("elsai.shell".to_string())].prop_map(|s| vec![s]).boxed();
+    let tool_ref = prop_oneof![name(), string_lit(), Just("elsai.shell".to_string())]
+        .prop_map(|s| vec![s])
+        .boxed();
     let matcher = prop_oneof![
-        Just(vec!["cwd".to_string(), "outside".to_string(), "workspace".to_string()]),
+        Just(vec![
+            "cwd".to_string(),
+            "outside".to_string(),
+            "workspace".to_string()
+        ]),
         string_lit().prop_map(|s| vec!["prefix".to_string(), s]),
         regex_lit().prop_map(|s| vec![s]),
         string_lit().prop_map(|s| vec![s]),
@@ -315,9 +432,16 @@ fn rule() -> impl Strategy<Value = Vec<String>> {
                 t
             }),
     ];
-    let word = prop::sample::select(vec!["x", "outside", "deny_env", "as"]).prop_map(str::to_string);
-    (effect(), target, prop::option::of(word), prop::option::of(string_lit()), prop::option::of(string_lit())).prop_map(
-        |(e, t, n, r, g)| {
+    let word =
+        prop::sample::select(vec!["x", "outside", "deny_env", "as"]).prop_map(str::to_string);
+    (
+        effect(),
+        target,
+        prop::option::of(word),
+        prop::option::of(string_lit()),
+        prop::option::of(string_lit()),
+    )
+        .prop_map(|(e, t, n, r, g)| {
             let mut out = vec![e];
             out.extend(t);
             if let Some(n) = n {
@@ -330,16 +454,17 @@ fn rule() -> impl Strategy<Value = Vec<String>> {
                 out.extend(["guidance".to_string(), g]);
             }
             out
-        },
-    )
+        })
 }
 
 fn body_stmt() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![
         string_lit().prop_map(|s| vec!["workspace".to_string(), s]),
-        prop::sample::select(vec!["first-match", "strictest"]).prop_map(|m| vec!["combine".to_string(), m.to_string()]),
+        prop::sample::select(vec!["first-match", "strictest"])
+            .prop_map(|m| vec!["combine".to_string(), m.to_string()]),
         effect().prop_map(|e| vec!["default".to_string(), e]),
-        prop::sample::select(vec!["p", "elsai.workspace_only"]).prop_map(|n| vec!["use".to_string(), n.to_string()]),
+        prop::sample::select(vec!["p", "elsai.workspace_only"])
+            .prop_map(|n| vec!["use".to_string(), n.to_string()]),
         rule(),
         rule(),
         rule(),
@@ -348,12 +473,47 @@ fn body_stmt() -> impl Strategy<Value = Vec<String>> {
 
 fn item() -> impl Strategy<Value = Vec<String>> {
     let block = |kw: &'static str| {
-        (name(), prop::collection::vec(body_stmt(), 0..5))
-            .prop_map(move |(n, b)| [vec![kw.to_string(), n, "{".to_string()], b.concat(), vec!["}".to_string()]].concat())
+        (name(), prop::collection::vec(body_stmt(), 0..5)).prop_map(move |(n, b)| {
+            [
+                vec![kw.to_string(), n, "{".to_string()],
+                b.concat(),
+                vec!["}".to_string()],
+            ]
+            .concat()
+        })
     };
-    let all = (name(), list_of(prop::sample::select(vec!["a", "elsai.x"]).prop_map(|s| vec![s.to_string()]).boxed(), 0, 3, true))
-        .prop_map(|(n, l)| [vec!["policy".to_string(), n, "=".into(), "all".into(), "(".into()], l, vec![")".into()]].concat());
-    let case = (effect(), prop_oneof![name(), string_lit()], object(2), prop::option::of(string_lit()), prop::option::of(name()))
+    let all = (
+        name(),
+        list_of(
+            prop::sample::select(vec!["a", "elsai.x"])
+                .prop_map(|s| vec![s.to_string()])
+                .boxed(),
+            0,
+            3,
+            true,
+        ),
+    )
+        .prop_map(|(n, l)| {
+            [
+                vec![
+                    "policy".to_string(),
+                    n,
+                    "=".into(),
+                    "all".into(),
+                    "(".into(),
+                ],
+                l,
+                vec![")".into()],
+            ]
+            .concat()
+        });
+    let case = (
+        effect(),
+        prop_oneof![name(), string_lit()],
+        object(2),
+        prop::option::of(string_lit()),
+        prop::option::of(name()),
+    )
         .prop_map(|(e, t, o, cwd, by)| {
             let mut out = vec![e, t];
             out.extend(o);
@@ -365,8 +525,14 @@ fn item() -> impl Strategy<Value = Vec<String>> {
             }
             out
         });
-    let test = (name(), prop::collection::vec(case, 0..4))
-        .prop_map(|(n, cs)| [vec!["test".to_string(), n, "{".to_string()], cs.concat(), vec!["}".to_string()]].concat());
+    let test = (name(), prop::collection::vec(case, 0..4)).prop_map(|(n, cs)| {
+        [
+            vec!["test".to_string(), n, "{".to_string()],
+            cs.concat(),
+            vec!["}".to_string()],
+        ]
+        .concat()
+    });
     prop_oneof![
         string_lit().prop_map(|s| vec!["import".to_string(), s]),
         tool_decl(),
@@ -378,8 +544,11 @@ fn item() -> impl Strategy<Value = Vec<String>> {
 }
 
 fn source() -> impl Strategy<Value = String> {
-    let comment = prop::collection::vec(prop::sample::select(vec!["#", "x", " ", "\t", "\"", "/", "{", "}", "é", "  "]), 0..8)
-        .prop_map(|p| format!("#{}", p.concat()));
+    let comment = prop::collection::vec(
+        prop::sample::select(vec!["#", "x", " ", "\t", "\"", "/", "{", "}", "é", "  "]),
+        0..8,
+    )
+    .prop_map(|p| format!("#{}", p.concat()));
     (
         prop::collection::vec(item(), 0..5),
         prop::collection::vec(0usize..64, 0..400),
@@ -388,7 +557,10 @@ fn source() -> impl Strategy<Value = String> {
     )
         .prop_map(|(items, seps, comments, lead)| {
             let tokens: Vec<String> = items.concat();
-            let seps: Vec<usize> = seps.into_iter().map(|s| if s < 40 { s % 4 } else { s }).collect();
+            let seps: Vec<usize> = seps
+                .into_iter()
+                .map(|s| if s < 40 { s % 4 } else { s })
+                .collect();
             lead.unwrap_or_default() + &tokens_to_source(&tokens, &seps, &comments)
         })
 }
@@ -411,7 +583,11 @@ fn permc(args: &[&str], dir: &Path, stdin: Option<&str>) -> Output {
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -442,10 +618,19 @@ fn cli_rewrites_in_place_and_checks() {
     let o = permc(&["fmt", "--check", "a.perm", "b.perm"], &dir, None);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "a.perm\n");
-    assert_eq!(std::fs::read_to_string(dir.join("a.perm")).unwrap(), MESSY, "--check never writes");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.perm")).unwrap(),
+        MESSY,
+        "--check never writes"
+    );
 
     let o = permc(&["fmt", "a.perm", "b.perm"], &dir, None);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(o.stdout.is_empty());
     assert_eq!(std::fs::read_to_string(dir.join("a.perm")).unwrap(), TIDY);
 
@@ -464,9 +649,20 @@ fn cli_refuses_a_file_that_does_not_parse() {
     let o = permc(&["fmt", "bad.perm", "ok.perm"], &dir, None);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("syntax error") && err.contains("`bad.perm` was not formatted"), "{err}");
-    assert_eq!(std::fs::read_to_string(dir.join("bad.perm")).unwrap(), bad, "never written");
-    assert_eq!(std::fs::read_to_string(dir.join("ok.perm")).unwrap(), TIDY, "other files still formatted");
+    assert!(
+        err.contains("syntax error") && err.contains("`bad.perm` was not formatted"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("bad.perm")).unwrap(),
+        bad,
+        "never written"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ok.perm")).unwrap(),
+        TIDY,
+        "other files still formatted"
+    );
 
     let o = permc(&["fmt", "missing.perm"], &dir, None);
     assert_eq!(o.status.code(), Some(2));
@@ -487,7 +683,10 @@ fn cli_formats_standard_input() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "<stdin>\n");
     let o = permc(&["fmt", "-"], &dir, Some("policy {"));
     assert_eq!(o.status.code(), Some(1));
-    assert!(o.stdout.is_empty(), "nothing written for a file that does not parse");
+    assert!(
+        o.stdout.is_empty(),
+        "nothing written for a file that does not parse"
+    );
     let o = permc(&["fmt"], &dir, None);
     assert_eq!(o.status.code(), Some(2), "no file is a usage error");
 }

@@ -1,7 +1,9 @@
 //! Conformance: the TS SDK's canUseTool semantics ("Resolution order" 4 and
 //! "canUseTool callback") through `decide_with_callback`.
 
-use permc::session::approval::{CALLBACK_FAILED, CallbackError, UPDATED_INPUT_INVALID, decide_with_callback};
+use permc::session::approval::{
+    CALLBACK_FAILED, CallbackError, UPDATED_INPUT_INVALID, decide_with_callback,
+};
 use permc::{Effect, Options, Policy, Request};
 use serde_json::{Value, json};
 
@@ -43,16 +45,25 @@ fn ask_without_a_callback_is_deny() {
 
 #[test]
 fn allow_and_deny_answers() {
-    assert_eq!(with(Ok(json!({"behavior": "allow"}))).decision, Effect::Allow);
+    assert_eq!(
+        with(Ok(json!({"behavior": "allow"}))).decision,
+        Effect::Allow
+    );
     let d = with(Ok(json!({"behavior": "deny", "message": "user_rejected"})));
-    assert_eq!((d.decision, d.reason.as_str()), (Effect::Deny, "user_rejected"));
+    assert_eq!(
+        (d.decision, d.reason.as_str()),
+        (Effect::Deny, "user_rejected")
+    );
 }
 
 #[test]
 fn thrown_and_aborted_callbacks_deny() {
     for err in [CallbackError::Failed("boom".into()), CallbackError::Aborted] {
         let d = with(Err(err));
-        assert_eq!((d.decision, d.reason.as_str()), (Effect::Deny, CALLBACK_FAILED));
+        assert_eq!(
+            (d.decision, d.reason.as_str()),
+            (Effect::Deny, CALLBACK_FAILED)
+        );
     }
 }
 
@@ -69,20 +80,32 @@ fn malformed_answers_deny() {
     ] {
         let d = with(Ok(bad.clone()));
         assert_eq!(d.decision, Effect::Deny, "{bad}");
-        assert!(d.reason.starts_with("malformed approval response"), "{bad}: {}", d.reason);
+        assert!(
+            d.reason.starts_with("malformed approval response"),
+            "{bad}: {}",
+            d.reason
+        );
     }
 }
 
 #[test]
 fn updated_input_is_checked_again() {
     // fits the declaration: allowed
-    let d = with(Ok(json!({"behavior": "allow", "updatedInput": {"command": "npm test -- --ci"}})));
+    let d = with(Ok(
+        json!({"behavior": "allow", "updatedInput": {"command": "npm test -- --ci"}}),
+    ));
     assert_eq!(d.decision, Effect::Allow);
     // does not fit the declaration (command must be a string)
-    let d = with(Ok(json!({"behavior": "allow", "updatedInput": {"command": 42}})));
-    assert_eq!((d.decision, d.reason.as_str()), (Effect::Deny, UPDATED_INPUT_INVALID));
+    let d = with(Ok(
+        json!({"behavior": "allow", "updatedInput": {"command": 42}}),
+    ));
+    assert_eq!(
+        (d.decision, d.reason.as_str()),
+        (Effect::Deny, UPDATED_INPUT_INVALID)
+    );
     // rewritten into something the policy denies: still denied
-    let mut cb = |_: &_| Ok(json!({"behavior": "allow", "updatedInput": {"file_path": "/etc/passwd"}}));
+    let mut cb =
+        |_: &_| Ok(json!({"behavior": "allow", "updatedInput": {"file_path": "/etc/passwd"}}));
     let req = call("Write", json!({"file_path": "a.txt"}));
     let d = decide_with_callback(&policy(), &req, Some(&mut cb));
     assert_eq!(d.decision, Effect::Deny);
@@ -107,7 +130,11 @@ fn the_callback_sees_the_call() {
         called = true;
         Ok(json!({"behavior": "allow"}))
     };
-    let d = decide_with_callback(&policy(), &call("Read", json!({"file_path": "a"})), Some(&mut cb));
+    let d = decide_with_callback(
+        &policy(),
+        &call("Read", json!({"file_path": "a"})),
+        Some(&mut cb),
+    );
     assert_eq!(d.decision, Effect::Allow);
     assert!(!called);
 }
@@ -123,23 +150,45 @@ fn compile(body: &str) -> Policy {
 fn accept_edits_sends_only_bash_to_the_callback() {
     // "Auto-accept-edits agent": Write and Edit skip the callback; Bash lands
     // there for every invocation; the rm -rf floor never asks.
-    let p = compile(r#"deny exec on Bash /^\s*rm\s+-rf\b/ as hard_floor
-      use ts_sdk.mode_accept_edits"#);
+    let p = compile(
+        r#"deny exec on Bash /^\s*rm\s+-rf\b/ as hard_floor
+      use ts_sdk.mode_accept_edits"#,
+    );
     let mut asked: Vec<String> = Vec::new();
     let mut cb = |r: &permc::session::approval::ApprovalRequest| {
         asked.push(r.tool_name.clone());
         if r.tool_name != "Bash" {
-            return Ok(json!({"behavior": "deny", "message": format!("Unexpected ask for {}", r.tool_name)}));
+            return Ok(
+                json!({"behavior": "deny", "message": format!("Unexpected ask for {}", r.tool_name)}),
+            );
         }
         Ok(json!({"behavior": "allow"}))
     };
-    let mut run = |tool: &str, input: Value| decide_with_callback(&p, &call(tool, input), Some(&mut cb));
-    assert_eq!(run("Write", json!({"file_path": "src/a.ts"})).decision, Effect::Allow);
-    assert_eq!(run("Edit", json!({"file_path": "src/a.ts"})).decision, Effect::Allow);
-    assert_eq!(run("Bash", json!({"command": "npm test"})).decision, Effect::Allow);
-    assert_eq!(run("Bash", json!({"command": "rm -rf build"})).rule.as_deref(), Some("hard_floor"));
+    let mut run =
+        |tool: &str, input: Value| decide_with_callback(&p, &call(tool, input), Some(&mut cb));
+    assert_eq!(
+        run("Write", json!({"file_path": "src/a.ts"})).decision,
+        Effect::Allow
+    );
+    assert_eq!(
+        run("Edit", json!({"file_path": "src/a.ts"})).decision,
+        Effect::Allow
+    );
+    assert_eq!(
+        run("Bash", json!({"command": "npm test"})).decision,
+        Effect::Allow
+    );
+    assert_eq!(
+        run("Bash", json!({"command": "rm -rf build"}))
+            .rule
+            .as_deref(),
+        Some("hard_floor")
+    );
     let d = run("Skill", json!({"skill": "x"}));
-    assert_eq!((d.decision, d.reason.as_str()), (Effect::Deny, "Unexpected ask for Skill"));
+    assert_eq!(
+        (d.decision, d.reason.as_str()),
+        (Effect::Deny, "Unexpected ask for Skill")
+    );
     assert_eq!(asked, ["Bash", "Skill"]);
 }
 
@@ -158,9 +207,17 @@ fn malformed_calls_are_denied_immediately() {
     ] {
         let d = p.decide_json(line);
         assert_eq!(d.decision, Effect::Deny, "{line}");
-        assert!(d.reason.starts_with("malformed request:"), "{line}: {}", d.reason);
+        assert!(
+            d.reason.starts_with("malformed request:"),
+            "{line}: {}",
+            d.reason
+        );
     }
-    assert_eq!(p.decide_json(r#"{"tool":"Read","input":{"file_path":"a.ts"},"id":"toolu_1"}"#).decision, Effect::Allow);
+    assert_eq!(
+        p.decide_json(r#"{"tool":"Read","input":{"file_path":"a.ts"},"id":"toolu_1"}"#)
+            .decision,
+        Effect::Allow
+    );
 }
 
 #[test]
@@ -173,20 +230,32 @@ fn the_callback_gets_a_summary_and_never_sees_decided_calls() {
         };
         // an explicit deny never reaches the callback
         let w = call("Write", json!({"file_path": "/etc/passwd"}));
-        assert_eq!(decide_with_callback(&policy(), &w, Some(&mut cb)).decision, Effect::Deny);
+        assert_eq!(
+            decide_with_callback(&policy(), &w, Some(&mut cb)).decision,
+            Effect::Deny
+        );
         // an ask does, with a one-line summary of the call
         decide_with_callback(&policy(), &bash("npm test"), Some(&mut cb));
     }
-    assert_eq!(seen, ["Bash command requires approval: 'npm test' (rule: mode_default)"]);
+    assert_eq!(
+        seen,
+        ["Bash command requires approval: 'npm test' (rule: mode_default)"]
+    );
 }
 
 #[test]
 fn updated_input_that_still_asks_is_approved() {
     // the approval answers the ask; the rewritten call is re-decided, and an
     // ask (not a deny) for it is the same question already answered
-    let d = with(Ok(json!({"behavior": "allow", "updatedInput": {"command": "npm run lint"}})));
+    let d = with(Ok(
+        json!({"behavior": "allow", "updatedInput": {"command": "npm run lint"}}),
+    ));
     assert_eq!(d.decision, Effect::Allow);
-    assert!(d.reason.starts_with("approved with updated input"), "{}", d.reason);
+    assert!(
+        d.reason.starts_with("approved with updated input"),
+        "{}",
+        d.reason
+    );
 }
 
 #[test]
@@ -201,7 +270,9 @@ fn a_permission_request_event_through_the_broker() {
     let broker = Broker::new(false);
     let events = broker.events();
     let asked = p.decide(&req);
-    let Submitted::Pending(id) = broker.submit(req.clone(), asked.clone()).unwrap() else { panic!("not pending") };
+    let Submitted::Pending(id) = broker.submit(req.clone(), asked.clone()).unwrap() else {
+        panic!("not pending")
+    };
     let ev = events.try_recv().unwrap();
     assert_eq!(ev.status, ApprovalStatus::Pending);
     assert_eq!(ev.record.request.id, Some(json!("toolu_1")));

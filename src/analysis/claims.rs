@@ -71,9 +71,10 @@ impl Claim {
                 let used = |n: &str| {
                     low.tool_index.contains_key(n)
                         || low.policies.iter().any(|p| match &p.body {
-                            crate::lower::PolicyBody::Rules(l) => {
-                                l.rules.iter().any(|r| r.tools.iter().flatten().any(|t| t == n))
-                            }
+                            crate::lower::PolicyBody::Rules(l) => l
+                                .rules
+                                .iter()
+                                .any(|r| r.tools.iter().flatten().any(|t| t == n)),
                             crate::lower::PolicyBody::All(_) => false,
                         })
                 };
@@ -94,8 +95,13 @@ impl Claim {
     /// for example, cannot be sent as one item).
     pub fn request(&self, low: &Lowered) -> Option<Request> {
         let tool = self.tool_name(low);
-        let Some(def) = low.tool_index.get(&tool).and_then(|&i| low.tools.get(i as usize)) else {
-            return (self.subject == Subject::Bare && self.op == "tool").then(|| Request::new(tool, Value::Object(Map::new())).ok())?;
+        let Some(def) = low
+            .tool_index
+            .get(&tool)
+            .and_then(|&i| low.tools.get(i as usize))
+        else {
+            return (self.subject == Subject::Bare && self.op == "tool")
+                .then(|| Request::new(tool, Value::Object(Map::new())).ok())?;
         };
         let mut input = Map::new();
         if self.op == "tool" {
@@ -111,7 +117,9 @@ impl Claim {
             Subject::Bare => OpKind::Bare,
         };
         let raw = matches!(self.subject, Subject::Text(_));
-        let stmt = def.stmts.iter().find(|s| s.op == self.op && s.kind == want && (want != OpKind::Command || s.raw == raw))?;
+        let stmt = def.stmts.iter().find(|s| {
+            s.op == self.op && s.kind == want && (want != OpKind::Command || s.raw == raw)
+        })?;
         if let Some(c) = &stmt.when {
             satisfy(&mut input, c)?;
         }
@@ -138,7 +146,11 @@ impl Claim {
         // is malformed: give them a harmless value.
         for s in &def.stmts {
             if let Some(f) = s.field.as_ref().filter(|f| get(&input, &f.0).is_none()) {
-                let v = if s.kind == OpKind::Command { "true" } else { "/permc-witness-other" };
+                let v = if s.kind == OpKind::Command {
+                    "true"
+                } else {
+                    "/permc-witness-other"
+                };
                 set(&mut input, &f.0, Value::String(v.into()))?;
             }
         }
@@ -159,7 +171,9 @@ fn set(input: &mut Map<String, Value>, path: &[String], value: Value) -> Option<
     let (last, init) = path.split_last()?;
     let mut obj = input;
     for k in init {
-        let slot = obj.entry(k.clone()).or_insert_with(|| Value::Object(Map::new()));
+        let slot = obj
+            .entry(k.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
         obj = slot.as_object_mut()?;
     }
     match obj.get(last) {

@@ -17,8 +17,8 @@
 
 use super::claims::{Claim, Expect, Subject};
 use super::lang::{Comp, Kind, Spec, Tri, encode};
-use super::walk::Search;
 use super::matchers::kinds_by_rule;
+use super::walk::Search;
 use super::{Ctx, labels};
 use crate::diag::Diagnostic;
 use crate::lower::{ResolvedMatcher, ResolvedRule, RuleList};
@@ -100,9 +100,15 @@ pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
 /// The anchored form of a simple regex that names commands (`rm`, `git
 /// push`, `curl|wget`), if it is that simple.
 fn anchored_form(re: &str) -> Option<String> {
-    let re = re.trim_start_matches('^').trim_start_matches(r"\s*").trim_start_matches(r"\b");
+    let re = re
+        .trim_start_matches('^')
+        .trim_start_matches(r"\s*")
+        .trim_start_matches(r"\b");
     let re = re.trim_end_matches(r"\b");
-    let simple = !re.is_empty() && re.chars().all(|c| c.is_ascii_alphanumeric() || " -_|".contains(c));
+    let simple = !re.is_empty()
+        && re
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " -_|".contains(c));
     match (simple, re.contains('|')) {
         (false, _) => None,
         (true, false) => Some(format!(r"^\s*{re}\b")),
@@ -112,26 +118,49 @@ fn anchored_form(re: &str) -> Option<String> {
 
 /// Whether some command site of the rule is a shell command (not `raw` code).
 fn shell_site(cx: &Ctx, pid: u32, list: &RuleList, ri: u32) -> bool {
-    cx.groups(pid, list).iter().filter(|g| g.kind == super::sets::ItemKind::Command && g.members[0].contains(&ri)).any(|g| {
-        g.sites.iter().any(|(tool, op)| {
-            tool.as_ref()
-                .and_then(|t| cx.low.tool_index.get(t))
-                .and_then(|&i| cx.low.tools.get(i as usize))
-                .is_some_and(|def| def.stmts.iter().any(|s| &s.op == op && s.kind == crate::lower::OpKind::Command && !s.raw))
+    cx.groups(pid, list)
+        .iter()
+        .filter(|g| g.kind == super::sets::ItemKind::Command && g.members[0].contains(&ri))
+        .any(|g| {
+            g.sites.iter().any(|(tool, op)| {
+                tool.as_ref()
+                    .and_then(|t| cx.low.tool_index.get(t))
+                    .and_then(|&i| cx.low.tools.get(i as usize))
+                    .is_some_and(|def| {
+                        def.stmts.iter().any(|s| {
+                            &s.op == op && s.kind == crate::lower::OpKind::Command && !s.raw
+                        })
+                    })
+            })
         })
-    })
 }
 
-fn unanchored(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, re: &str, loc: crate::syntax::loc::Loc) {
+fn unanchored(
+    cx: &mut Ctx,
+    pid: u32,
+    ri: u32,
+    r: &ResolvedRule,
+    re: &str,
+    loc: crate::syntax::loc::Loc,
+) {
     let allow = r.effect == Effect::Allow;
     // The language of unwanted matches, and what else the witness must be in.
-    let bad_spec = if allow { Spec::Search(re.into(), Kind::Command) } else { Spec::MidWord(re.into(), Kind::Command) };
+    let bad_spec = if allow {
+        Spec::Search(re.into(), Kind::Command)
+    } else {
+        Spec::MidWord(re.into(), Kind::Command)
+    };
     let (Ok(bad), Ok(at_start), Ok(domain)) = (
         cx.cache.get(&bad_spec),
         cx.cache.get(&Spec::AtStart(re.into(), Kind::Command)),
         cx.cache.get(&Spec::Domain(Kind::Command)),
     ) else {
-        return cx.limit(pid, r, "unanchored-regex", "an automaton exceeds the analysis limits");
+        return cx.limit(
+            pid,
+            r,
+            "unanchored-regex",
+            "an automaton exceeds the analysis limits",
+        );
     };
     let fits = |words: &[&str]| {
         let b = encode(words);
@@ -152,13 +181,30 @@ fn unanchored(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, re: &str, loc: 
                 Comp::one(at_start.clone(), 1, true),
             ];
             if let Some(words) = restrict {
-                match cx.cache.get(&Spec::Prefix(words.iter().map(|s| s.to_string()).collect(), Kind::Command)) {
+                match cx.cache.get(&Spec::Prefix(
+                    words.iter().map(|s| s.to_string()).collect(),
+                    Kind::Command,
+                )) {
                     Ok(lang) => comps.push(Comp::one(lang, 2, false)),
                     Err(_) => continue,
                 }
             }
-            let base = vec![Tri::No, Tri::No, if restrict.is_some() { Tri::No } else { Tri::Yes }];
-            let s = Search { kind: Kind::Command, domain: domain.clone(), comps, base, focus: None };
+            let base = vec![
+                Tri::No,
+                Tri::No,
+                if restrict.is_some() {
+                    Tri::No
+                } else {
+                    Tri::Yes
+                },
+            ];
+            let s = Search {
+                kind: Kind::Command,
+                domain: domain.clone(),
+                comps,
+                base,
+                focus: None,
+            };
             s.run(|st, trail| {
                 if st.iter().all(|t| *t == Tri::Yes) {
                     witness = Some(super::lang::words_of(&trail.bytes()));
@@ -180,25 +226,34 @@ fn unanchored(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, re: &str, loc: 
     };
     let (message, why) = if allow {
         (
-            format!("regex `/{re}/` is not anchored at the start of the command, so this allow matches commands that only mention it"),
+            format!(
+                "regex `/{re}/` is not anchored at the start of the command, so this allow matches commands that only mention it"
+            ),
             format!("regexes are searched anywhere in the command: this rule allows `{shown}`"),
         )
     } else {
         (
-            format!("regex `/{re}/` is not anchored at the start of the command, so it matches inside other words"),
+            format!(
+                "regex `/{re}/` is not anchored at the start of the command, so it matches inside other words"
+            ),
             format!("regexes are searched anywhere in the command: it matches `{shown}`"),
         )
     };
-    let mut d = Diagnostic::warning("permc::unanchored-regex", message).label(loc, "searched anywhere in the command");
+    let mut d = Diagnostic::warning("permc::unanchored-regex", message)
+        .label(loc, "searched anywhere in the command");
     d = super::via(d, r);
-    d = d.witness(shown).help(format!("{why}; anchor it with {suggestion}, or use `prefix \"...\"` to match whole words"));
+    d = d.witness(shown).help(format!(
+        "{why}; anchor it with {suggestion}, or use `prefix \"...\"` to match whole words"
+    ));
     let claims = command_claims(cx, pid, ri, &subject);
     cx.push(d, claims);
 }
 
 /// A `Matches` claim for a command subject at one exec site of the rule.
 fn command_claims(cx: &Ctx, pid: u32, ri: u32, subject: &Subject) -> Vec<Claim> {
-    let Some(crate::lower::PolicyBody::Rules(list)) = cx.low.policies.get(pid as usize).map(|p| &p.body) else {
+    let Some(crate::lower::PolicyBody::Rules(list)) =
+        cx.low.policies.get(pid as usize).map(|p| &p.body)
+    else {
         return Vec::new();
     };
     cx.groups(pid, list)
@@ -206,14 +261,22 @@ fn command_claims(cx: &Ctx, pid: u32, ri: u32, subject: &Subject) -> Vec<Claim> 
         .filter(|g| g.kind == super::sets::ItemKind::Command && g.members[0].contains(&ri))
         .filter_map(|g| g.sites.first().cloned())
         .take(1)
-        .map(|(tool, op)| Claim { policy: pid, tool, op, subject: subject.clone(), expect: Expect::Matches(ri, true) })
+        .map(|(tool, op)| Claim {
+            policy: pid,
+            tool,
+            op,
+            subject: subject.clone(),
+            expect: Expect::Matches(ri, true),
+        })
         .collect()
 }
 
 /// Wrappers that run the rest of their arguments after options,
 /// assignments and numbers.
-const RUN_REST: &[&str] =
-    &["sudo", "doas", "env", "xargs", "nohup", "timeout", "nice", "ionice", "time", "watch", "stdbuf", "setsid", "command", "exec", "eval"];
+const RUN_REST: &[&str] = &[
+    "sudo", "doas", "env", "xargs", "nohup", "timeout", "nice", "ionice", "time", "watch",
+    "stdbuf", "setsid", "command", "exec", "eval",
+];
 
 /// A command `prefix` allows that runs another command, if there is one.
 fn prefix_witness(words: &[String]) -> Option<(Vec<String>, &'static str)> {
@@ -222,7 +285,13 @@ fn prefix_witness(words: &[String]) -> Option<(Vec<String>, &'static str)> {
     let &(w, tail) = WRAPPERS.iter().find(|(w, _)| *w == base)?;
     let tail: Vec<&str> = tail.split(' ').collect();
     let fixed = &words[1..];
-    let own = |extra: &[&str]| -> Vec<String> { words.iter().cloned().chain(extra.iter().map(|s| s.to_string())).collect() };
+    let own = |extra: &[&str]| -> Vec<String> {
+        words
+            .iter()
+            .cloned()
+            .chain(extra.iter().map(|s| s.to_string()))
+            .collect()
+    };
     if fixed.len() <= tail.len() && fixed.iter().zip(&tail).all(|(a, b)| a == b) {
         return Some((own(&tail[fixed.len()..]), w));
     }
@@ -247,8 +316,10 @@ fn wrapper(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, _list: &RuleList) 
                 } else {
                     match cx.cache.get(&Spec::Search(source.clone(), Kind::Command)) {
                         Ok(lang) => WRAPPERS.iter().find_map(|&(w, tail)| {
-                            let words: Vec<&str> = std::iter::once(w).chain(tail.split(' ')).collect();
-                            (lang.accepts(&encode(&words)) == Tri::Yes).then(|| (words.iter().map(|s| s.to_string()).collect(), w))
+                            let words: Vec<&str> =
+                                std::iter::once(w).chain(tail.split(' ')).collect();
+                            (lang.accepts(&encode(&words)) == Tri::Yes)
+                                .then(|| (words.iter().map(|s| s.to_string()).collect(), w))
                         }),
                         Err(_) => None,
                     }
@@ -261,20 +332,31 @@ fn wrapper(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, _list: &RuleList) 
         let shown = subject.show();
         let what = match w {
             "find" => "`find -exec`, `-execdir` and `-ok` run any command".to_string(),
-            "bash" | "sh" | "zsh" | "dash" | "ksh" | "fish" | "su" => format!("`{w} -c` runs any command"),
-            "python" | "python3" | "node" | "perl" | "ruby" => format!("`{w}` runs any code it is given"),
+            "bash" | "sh" | "zsh" | "dash" | "ksh" | "fish" | "su" => {
+                format!("`{w} -c` runs any command")
+            }
+            "python" | "python3" | "node" | "perl" | "ruby" => {
+                format!("`{w}` runs any code it is given")
+            }
             "npx" => "`npx` downloads and runs any package".to_string(),
             "ssh" => "`ssh` runs any command on the remote host".to_string(),
             _ => format!("`{w}` runs its arguments as a command"),
         };
         let mut d = Diagnostic::warning(
             "permc::exec-wrapper-allow",
-            format!("rule `{}` allows `{w}`, which runs other commands, so it allows any command", r.label),
+            format!(
+                "rule `{}` allows `{w}`, which runs other commands, so it allows any command",
+                r.label
+            ),
         );
         d = labels(d, r, home, &format!("allows `{w}` with any arguments"));
         d = d.witness(shown.clone()).help(format!(
             "{what}: this rule allows `{shown}`. Allow the specific commands instead{}",
-            if w == "find" { ", or deny `-exec`, `-execdir`, `-ok` and `-okdir` in an earlier rule" } else { "" }
+            if w == "find" {
+                ", or deny `-exec`, `-execdir`, `-ok` and `-okdir` in an earlier rule"
+            } else {
+                ""
+            }
         ));
         let claims = command_claims(cx, pid, ri, &subject);
         cx.push(d, claims);

@@ -69,8 +69,19 @@ struct Facts {
 }
 
 /// What the answers of one subject say about each rule.
-fn record(list: &RuleList, slots: &Slots, st: &[Tri], facts: &mut HashMap<u32, Facts>, witness: &mut dyn FnMut() -> Seen) {
-    let pairs: Vec<(u32, Tri)> = slots.rules.iter().map(|&(_, r)| r).zip(st.iter().copied()).collect();
+fn record(
+    list: &RuleList,
+    slots: &Slots,
+    st: &[Tri],
+    facts: &mut HashMap<u32, Facts>,
+    witness: &mut dyn FnMut() -> Seen,
+) {
+    let pairs: Vec<(u32, Tri)> = slots
+        .rules
+        .iter()
+        .map(|&(_, r)| r)
+        .zip(st.iter().copied())
+        .collect();
     let (ds, _) = deciders(list, &pairs, &[], false);
     let first_yes = pairs.iter().find(|(_, t)| *t == Tri::Yes).map(|(r, _)| *r);
     let mut seen: Option<Seen> = None;
@@ -83,14 +94,21 @@ fn record(list: &RuleList, slots: &Slots, st: &[Tri], facts: &mut HashMap<u32, F
         if ds.contains(&Some(k)) {
             f.may_decide = true;
         } else if let Some(j) = first_yes.filter(|&j| j < k) {
-            f.covered_by.entry(j).or_insert_with(|| seen.get_or_insert_with(&mut *witness).clone());
+            f.covered_by
+                .entry(j)
+                .or_insert_with(|| seen.get_or_insert_with(&mut *witness).clone());
         }
     }
 }
 
 /// Whether slot `j` certainly decides a subject with these answers.
 fn decides(list: &RuleList, slots: &Slots, st: &[Tri], j: usize) -> bool {
-    let pairs: Vec<(u32, Tri)> = slots.rules.iter().map(|&(_, r)| r).zip(st.iter().copied()).collect();
+    let pairs: Vec<(u32, Tri)> = slots
+        .rules
+        .iter()
+        .map(|&(_, r)| r)
+        .zip(st.iter().copied())
+        .collect();
     let (ds, sure) = deciders(list, &pairs, &[], false);
     sure && ds.first() == Some(&Some(slots.rules[j].1))
 }
@@ -104,12 +122,28 @@ pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
     for group in cx.groups(pid, list).iter() {
         let slots = Slots::new(cx, &[list], group);
         for (_, ri, why) in &slots.failed {
-            if let Some(r) = list.rules.get(*ri as usize).filter(|_| failed_noted.insert(*ri)) {
-                cx.limit(pid, r, "shadowing", &format!("its automaton exceeds the analysis limits ({why})"));
+            if let Some(r) = list
+                .rules
+                .get(*ri as usize)
+                .filter(|_| failed_noted.insert(*ri))
+            {
+                cx.limit(
+                    pid,
+                    r,
+                    "shadowing",
+                    &format!("its automaton exceeds the analysis limits ({why})"),
+                );
             }
         }
-        let site = group.sites.first().cloned().unwrap_or((None, "tool".into()));
-        let seen_of = |bytes: &[u8]| Seen { site: site.clone(), subject: slots.subject(bytes) };
+        let site = group
+            .sites
+            .first()
+            .cloned()
+            .unwrap_or((None, "tool".into()));
+        let seen_of = |bytes: &[u8]| Seen {
+            site: site.clone(),
+            subject: slots.subject(bytes),
+        };
         for ks in 0..slots.len() {
             let k = slots.rules[ks].1;
             // Cheap first: a few inputs the rule matches, judged with every rule.
@@ -138,33 +172,50 @@ pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
         // matches, and also one it does not match.
         for ks in 0..slots.len() {
             let (_, k) = slots.rules[ks];
-            let Some(r) = list.rules.get(k as usize) else { continue };
+            let Some(r) = list.rules.get(k as usize) else {
+                continue;
+            };
             if partly.contains_key(&k) || !facts.get(&k).is_some_and(|f| f.may_decide) {
                 continue;
             }
             for js in 0..ks {
                 let j = slots.rules[js].1;
-                if list.rules.get(j as usize).is_none_or(|e| e.effect >= r.effect) {
+                if list
+                    .rules
+                    .get(j as usize)
+                    .is_none_or(|e| e.effect >= r.effect)
+                {
                     continue;
                 }
                 // Cheap first: do the two overlap at all?
-                if slots.candidates(&[js, ks], Some(ks), |st| st[js] == Tri::Yes && st[ks] == Tri::Yes).is_empty() {
+                if slots
+                    .candidates(&[js, ks], Some(ks), |st| {
+                        st[js] == Tri::Yes && st[ks] == Tri::Yes
+                    })
+                    .is_empty()
+                {
                     continue;
                 }
                 let mut upto: Vec<usize> = (0..=js).collect();
                 upto.push(ks);
                 let find = |want_k: Tri| {
                     let mut hit = None;
-                    slots.walk(&upto, Some(if want_k == Tri::Yes { ks } else { js }), |st, bytes| {
-                        if st[ks] == want_k && decides(list, &slots, st, js) {
-                            hit = Some(bytes());
-                            return ControlFlow::Break(());
-                        }
-                        ControlFlow::Continue(())
-                    });
+                    slots.walk(
+                        &upto,
+                        Some(if want_k == Tri::Yes { ks } else { js }),
+                        |st, bytes| {
+                            if st[ks] == want_k && decides(list, &slots, st, js) {
+                                hit = Some(bytes());
+                                return ControlFlow::Break(());
+                            }
+                            ControlFlow::Continue(())
+                        },
+                    );
                     hit
                 };
-                let Some(inside) = find(Tri::Yes) else { continue };
+                let Some(inside) = find(Tri::Yes) else {
+                    continue;
+                };
                 if find(Tri::No).is_none() {
                     continue;
                 }
@@ -182,22 +233,37 @@ pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
             continue;
         }
         if f.incomplete {
-            cx.limit(pid, r, "shadowing", "a walk over its rule sets exceeds the analysis limits");
+            cx.limit(
+                pid,
+                r,
+                "shadowing",
+                "a walk over its rule sets exceeds the analysis limits",
+            );
             continue;
         }
         report_shadowed(cx, pid, list, k, f, home);
     }
     for (&k, (j, w)) in &partly {
-        let (Some(r), Some(e)) = (list.rules.get(k as usize), list.rules.get(*j as usize)) else { continue };
+        let (Some(r), Some(e)) = (list.rules.get(k as usize), list.rules.get(*j as usize)) else {
+            continue;
+        };
         if facts.get(&k).is_some_and(|f| !f.may_decide) {
             continue;
         }
         let shown = w.text(r.ops.is_none() || e.ops.is_none());
         let mut d = Diagnostic::warning(
             "permc::partly-shadowed",
-            format!("rule `{}` is partly shadowed by the earlier rule `{}`", r.label, e.label),
+            format!(
+                "rule `{}` is partly shadowed by the earlier rule `{}`",
+                r.label, e.label
+            ),
         );
-        d = labels(d, r, home, &format!("some of its inputs are decided first by `{}`", e.label));
+        d = labels(
+            d,
+            r,
+            home,
+            &format!("some of its inputs are decided first by `{}`", e.label),
+        );
         d = also(d, e, home, &format!("{} first", effect_word(e.effect)));
         d = d.witness(w.witness()).help(format!(
             "first match wins: {shown} is matched by both, and `{}` {} it before this rule can {}; \
@@ -208,22 +274,45 @@ pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
             e.label,
             e.label
         ));
-        let claims = vec![claim(pid, w, Expect::DecidedBy(Some(*j))), claim(pid, w, Expect::Matches(k, true))];
+        let claims = vec![
+            claim(pid, w, Expect::DecidedBy(Some(*j))),
+            claim(pid, w, Expect::Matches(k, true)),
+        ];
         cx.push(d, claims);
     }
     check_gates(cx, pid, list, home);
 }
 
-fn report_shadowed(cx: &mut Ctx, pid: u32, list: &RuleList, k: u32, f: &Facts, home: crate::syntax::loc::FileId) {
-    let Some(r) = list.rules.get(k as usize) else { return };
+fn report_shadowed(
+    cx: &mut Ctx,
+    pid: u32,
+    list: &RuleList,
+    k: u32,
+    f: &Facts,
+    home: crate::syntax::loc::FileId,
+) {
+    let Some(r) = list.rules.get(k as usize) else {
+        return;
+    };
     let covers: Vec<(u32, &Seen)> = f.covered_by.iter().map(|(j, w)| (*j, w)).collect();
-    let differ = covers.iter().find(|(j, _)| list.rules.get(*j as usize).is_some_and(|e| e.effect != r.effect));
-    let Some(&(j, w)) = differ.or(covers.first()) else { return };
-    let Some(e) = list.rules.get(j as usize) else { return };
+    let differ = covers.iter().find(|(j, _)| {
+        list.rules
+            .get(*j as usize)
+            .is_some_and(|e| e.effect != r.effect)
+    });
+    let Some(&(j, w)) = differ.or(covers.first()) else {
+        return;
+    };
+    let Some(e) = list.rules.get(j as usize) else {
+        return;
+    };
     let shown = w.text(r.ops.is_none() || e.ops.is_none());
     let mut d = Diagnostic::warning(
         "permc::shadowed-rule",
-        format!("rule `{}` never decides anything: earlier rules match every input it matches", r.label),
+        format!(
+            "rule `{}` never decides anything: earlier rules match every input it matches",
+            r.label
+        ),
     );
     d = labels(d, r, home, "never reached");
     for (jj, _) in &covers {
@@ -241,10 +330,16 @@ fn report_shadowed(cx: &mut Ctx, pid: u32, list: &RuleList, k: u32, f: &Facts, h
             e.label
         )
     } else {
-        format!("removing it changes no decision (the earlier rules also {}); delete it", verb(r.effect))
+        format!(
+            "removing it changes no decision (the earlier rules also {}); delete it",
+            verb(r.effect)
+        )
     };
     d = d.witness(w.witness()).help(help);
-    let claims = vec![claim(pid, w, Expect::DecidedBy(Some(j))), claim(pid, w, Expect::Matches(k, true))];
+    let claims = vec![
+        claim(pid, w, Expect::DecidedBy(Some(j))),
+        claim(pid, w, Expect::Matches(k, true)),
+    ];
     cx.push(d, claims);
 }
 
@@ -256,18 +351,33 @@ fn check_gates(cx: &mut Ctx, pid: u32, list: &RuleList, home: crate::syntax::loc
     // Gate -> the first gate of every command set that holds it (`None`
     // where it is the first).
     let mut firsts: BTreeMap<u32, Vec<Option<u32>>> = BTreeMap::new();
-    for group in cx.groups(pid, list).iter().filter(|g| g.kind == ItemKind::Command) {
+    for group in cx
+        .groups(pid, list)
+        .iter()
+        .filter(|g| g.kind == ItemKind::Command)
+    {
         let gs = gates(list, &group.members[0]);
         for (n, &g) in gs.iter().enumerate() {
             firsts.entry(g).or_default().push((n > 0).then_some(gs[0]));
         }
     }
     for (g, all) in firsts {
-        let Some(Some(first)) = all.iter().try_fold(None, |acc, f| f.map(|f| acc.or(Some(f)))) else { continue };
-        let (Some(r), Some(e)) = (list.rules.get(g as usize), list.rules.get(first as usize)) else { continue };
+        let Some(Some(first)) = all
+            .iter()
+            .try_fold(None, |acc, f| f.map(|f| acc.or(Some(f))))
+        else {
+            continue;
+        };
+        let (Some(r), Some(e)) = (list.rules.get(g as usize), list.rules.get(first as usize))
+        else {
+            continue;
+        };
         let mut d = Diagnostic::warning(
             "permc::shadowed-rule",
-            format!("cwd gate `{}` never fires: the earlier gate `{}` decides first", r.label, e.label),
+            format!(
+                "cwd gate `{}` never fires: the earlier gate `{}` decides first",
+                r.label, e.label
+            ),
         );
         d = labels(d, r, home, "never reached");
         d = also(d, e, home, &format!("decides first ({})", e.effect));
@@ -285,7 +395,13 @@ fn check_gates(cx: &mut Ctx, pid: u32, list: &RuleList, home: crate::syntax::loc
 }
 
 fn claim(pid: u32, w: &Seen, expect: Expect) -> Claim {
-    Claim { policy: pid, tool: w.site.0.clone(), op: w.site.1.clone(), subject: w.subject.clone(), expect }
+    Claim {
+        policy: pid,
+        tool: w.site.0.clone(),
+        op: w.site.1.clone(),
+        subject: w.subject.clone(),
+        expect,
+    }
 }
 
 fn past(e: crate::Effect) -> &'static str {

@@ -127,15 +127,25 @@ struct Part {
 impl Part {
     fn of(spec: &Spec) -> Result<Part, String> {
         let text = |k: &Kind| *k == Kind::Command;
-        let plain = |hir: Hir| Part { hir, searched: false, nul_as_space: false, quits: false };
+        let plain = |hir: Hir| Part {
+            hir,
+            searched: false,
+            nul_as_space: false,
+            quits: false,
+        };
         let user = |hir: Hir, searched: bool, k: &Kind| {
             let quits = hir.properties().look_set().contains_word_unicode();
-            Part { hir, searched, nul_as_space: text(k), quits }
+            Part {
+                hir,
+                searched,
+                nul_as_space: text(k),
+                quits,
+            }
         };
         Ok(match spec {
-            Spec::Domain(Kind::Path) => {
-                plain(pattern(r"/|(?:/(?:[^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+))+")?)
-            }
+            Spec::Domain(Kind::Path) => plain(pattern(
+                r"/|(?:/(?:[^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+))+",
+            )?),
             Spec::Domain(Kind::Command) => plain(pattern(r"(?s:.)*")?),
             Spec::Domain(Kind::Raw) => plain(pattern(r"[^\x00]*")?),
             // globset matches with `.` matching newlines too (its own
@@ -148,7 +158,11 @@ impl Part {
                     .parse(re)
                     .map_err(|e| e.to_string())?,
             ),
-            Spec::Search(re, k) => user(Hir::concat(vec![any_star(), user_hir(re)?, any_star()]), true, k),
+            Spec::Search(re, k) => user(
+                Hir::concat(vec![any_star(), user_hir(re)?, any_star()]),
+                true,
+                k,
+            ),
             Spec::AtStart(re, k) => user(Hir::concat(vec![user_hir(re)?, any_star()]), false, k),
             Spec::MidWord(re, k) => {
                 let head = user_hir(r"(?s:.*)\w\B")?;
@@ -168,7 +182,10 @@ impl Part {
 }
 
 fn pattern(p: &str) -> Result<Hir, String> {
-    regex_syntax::ParserBuilder::new().build().parse(p).map_err(|e| e.to_string())
+    regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(p)
+        .map_err(|e| e.to_string())
 }
 
 impl Lang {
@@ -182,7 +199,10 @@ impl Lang {
     fn build_many(specs: &[Spec]) -> Result<Lang, String> {
         let parts: Vec<Part> = specs.iter().map(Part::of).collect::<Result<_, _>>()?;
         let nul_as_space = parts.first().is_some_and(|p| p.nul_as_space);
-        if parts.iter().any(|p| p.quits || p.nul_as_space != nul_as_space) {
+        if parts
+            .iter()
+            .any(|p| p.quits || p.nul_as_space != nul_as_space)
+        {
             return Err("these patterns cannot share an automaton".into());
         }
         let hirs: Vec<Hir> = parts.into_iter().map(|p| p.hir).collect();
@@ -215,8 +235,15 @@ impl Lang {
             )
             .build_from_nfa(&nfa)
             .map_err(|e| e.to_string())?;
-        let start = dfa.start_state(&start::Config::new().anchored(Anchored::Yes)).map_err(|e| e.to_string())?;
-        Ok(Lang { dfa, start, searched: searched && hirs.len() == 1, nul_as_space })
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .map_err(|e| e.to_string())?;
+        Ok(Lang {
+            dfa,
+            start,
+            searched: searched && hirs.len() == 1,
+            nul_as_space,
+        })
     }
 
     pub(super) fn byte(&self, b: u8) -> u8 {
@@ -284,11 +311,19 @@ impl Lang {
 
 fn user_hir(re: &str) -> Result<Hir, String> {
     // The evaluator's `regex::Regex::new` parses with these defaults.
-    regex_syntax::ParserBuilder::new().build().parse(re).map_err(|e| e.to_string())
+    regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(re)
+        .map_err(|e| e.to_string())
 }
 
 fn any_star() -> Hir {
-    Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(Hir::dot(Dot::AnyChar)) })
+    Hir::repetition(Repetition {
+        min: 0,
+        max: None,
+        greedy: true,
+        sub: Box::new(Hir::dot(Dot::AnyChar)),
+    })
 }
 
 /// Builds each automaton once per lint run.
@@ -321,7 +356,10 @@ impl Cache {
     /// share an automaton share one (what the compiled program does too);
     /// regexes with a Unicode word boundary, which need quit bytes, get one
     /// each. Also returns the slots whose automaton could not be built.
-    pub(crate) fn comps(&mut self, items: Vec<(Spec, usize, bool)>) -> (Vec<Comp>, Vec<(usize, String)>) {
+    pub(crate) fn comps(
+        &mut self,
+        items: Vec<(Spec, usize, bool)>,
+    ) -> (Vec<Comp>, Vec<(usize, String)>) {
         let mut comps = Vec::new();
         let mut failed = Vec::new();
         // Matchers that read command text (NUL as a space) apart from the rest.
@@ -345,7 +383,10 @@ impl Cache {
             }
             let specs: Vec<Spec> = group.iter().map(|(s, _, _)| s.clone()).collect();
             match self.get_many(&specs) {
-                Ok(lang) => comps.push(Comp { lang, targets: group.iter().map(|(_, slot, neg)| (*slot, *neg)).collect() }),
+                Ok(lang) => comps.push(Comp {
+                    lang,
+                    targets: group.iter().map(|(_, slot, neg)| (*slot, *neg)).collect(),
+                }),
                 Err(_) => single.extend(group),
             }
         }
@@ -380,7 +421,10 @@ pub(crate) struct Comp {
 
 impl Comp {
     pub(crate) fn one(lang: Rc<Lang>, slot: usize, negated: bool) -> Comp {
-        Comp { lang, targets: vec![(slot, negated)] }
+        Comp {
+            lang,
+            targets: vec![(slot, negated)],
+        }
     }
 
     pub(super) fn negates(&self) -> bool {
@@ -393,13 +437,20 @@ impl Comp {
 pub(crate) fn show(kind: Kind, bytes: &[u8]) -> String {
     match kind {
         Kind::Path | Kind::Raw => String::from_utf8_lossy(bytes).into_owned(),
-        Kind::Command => words_of(bytes).iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "),
+        Kind::Command => words_of(bytes)
+            .iter()
+            .map(|w| quote(w))
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }
 
 /// The words of an encoded command.
 pub(crate) fn words_of(bytes: &[u8]) -> Vec<String> {
-    bytes.split(|&b| b == 0).map(|w| String::from_utf8_lossy(w).into_owned()).collect()
+    bytes
+        .split(|&b| b == 0)
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect()
 }
 
 /// Encodes words as a command subject.
@@ -409,11 +460,17 @@ pub(crate) fn encode(words: &[&str]) -> Vec<u8> {
 
 /// Whether a word needs no shell quoting.
 pub(crate) fn plain(w: &str) -> bool {
-    !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
+    !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
 }
 
 fn quote(w: &str) -> String {
-    if plain(w) { w.to_string() } else { format!("'{}'", w.replace('\'', r"'\''")) }
+    if plain(w) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]
@@ -457,18 +514,29 @@ mod tests {
 
     #[test]
     fn prefixes_match_whole_words() {
-        let p = lang(Spec::Prefix(vec!["git".into(), "push".into()], Kind::Command));
+        let p = lang(Spec::Prefix(
+            vec!["git".into(), "push".into()],
+            Kind::Command,
+        ));
         assert_eq!(p.accepts(&encode(&["git", "push"])), Tri::Yes);
         assert_eq!(p.accepts(&encode(&["git", "push", "-f"])), Tri::Yes);
         assert_eq!(p.accepts(&encode(&["git", "pushy"])), Tri::No);
-        assert_eq!(p.accepts(b"git push"), Tri::No, "one word with a space is not two words");
+        assert_eq!(
+            p.accepts(b"git push"),
+            Tri::No,
+            "one word with a space is not two words"
+        );
     }
 
     #[test]
     fn raw_prefixes_split_at_whitespace() {
         let p = lang(Spec::Prefix(vec!["import".into(), "os".into()], Kind::Raw));
         assert_eq!(p.accepts(b"import os"), Tri::Yes);
-        assert_eq!(p.accepts(b"  import\t os; x"), Tri::No, "`os;` is not the word `os`");
+        assert_eq!(
+            p.accepts(b"  import\t os; x"),
+            Tri::No,
+            "`os;` is not the word `os`"
+        );
         assert_eq!(p.accepts(b"  import\t os\nx"), Tri::Yes);
         assert_eq!(p.accepts(b"import osx"), Tri::No);
     }
@@ -484,7 +552,10 @@ mod tests {
 
     #[test]
     fn commands_show_with_quotes_when_needed() {
-        assert_eq!(show(Kind::Command, &encode(&["git", "commit", "-m", "a b"])), "git commit -m 'a b'");
+        assert_eq!(
+            show(Kind::Command, &encode(&["git", "commit", "-m", "a b"])),
+            "git commit -m 'a b'"
+        );
         assert_eq!(show(Kind::Command, &encode(&["echo", ""])), "echo ''");
     }
 }

@@ -10,8 +10,8 @@
 
 use super::claims::{Claim, Expect, Subject};
 use super::lang::{Comp, Kind, Spec, Tri};
-use super::walk::Search;
 use super::sets::matcher_spec;
+use super::walk::Search;
 use super::{Ctx, kind_word, labels};
 use crate::diag::Diagnostic;
 use crate::lower::{ResolvedMatcher, ResolvedRule, RuleList};
@@ -20,7 +20,18 @@ use std::ops::ControlFlow;
 
 /// Sources that plainly say "everything": no finding for them.
 const PLAINLY_ALL_GLOBS: &[&str] = &["**", "/**", "**/*", "/**/*"];
-const PLAINLY_ALL_REGEXES: &[&str] = &["", ".*", "^", "$", "^.*", ".*$", "^.*$", "(?s).*", "(?s:.*)", "^(?s:.*)$"];
+const PLAINLY_ALL_REGEXES: &[&str] = &[
+    "",
+    ".*",
+    "^",
+    "$",
+    "^.*",
+    ".*$",
+    "^.*$",
+    "(?s).*",
+    "(?s:.*)",
+    "^(?s:.*)$",
+];
 
 /// The subject kinds each rule of `list` meets, from its rule sets.
 pub(crate) fn kinds_by_rule(cx: &Ctx, pid: u32, list: &RuleList) -> Vec<BTreeSet<Kind>> {
@@ -55,8 +66,14 @@ pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
 fn plainly_all(m: &ResolvedMatcher) -> bool {
     #[allow(unreachable_patterns)]
     match m {
-        ResolvedMatcher::Glob { source, anchored, negated: false, .. } => {
-            PLAINLY_ALL_GLOBS.contains(&source.as_str()) || PLAINLY_ALL_GLOBS.contains(&anchored.as_str())
+        ResolvedMatcher::Glob {
+            source,
+            anchored,
+            negated: false,
+            ..
+        } => {
+            PLAINLY_ALL_GLOBS.contains(&source.as_str())
+                || PLAINLY_ALL_GLOBS.contains(&anchored.as_str())
         }
         ResolvedMatcher::Regex { source, .. } => PLAINLY_ALL_REGEXES.contains(&source.as_str()),
         _ => false,
@@ -66,7 +83,9 @@ fn plainly_all(m: &ResolvedMatcher) -> bool {
 fn show_matcher(m: &ResolvedMatcher) -> String {
     #[allow(unreachable_patterns)]
     match m {
-        ResolvedMatcher::Glob { source, negated, .. } => format!("glob `{}{source}`", if *negated { "!" } else { "" }),
+        ResolvedMatcher::Glob {
+            source, negated, ..
+        } => format!("glob `{}{source}`", if *negated { "!" } else { "" }),
         ResolvedMatcher::Regex { source, .. } => format!("regex `/{source}/`"),
         ResolvedMatcher::Prefix { words, .. } => format!("`prefix \"{}\"`", words.join(" ")),
         _ => "this matcher".to_string(),
@@ -89,7 +108,16 @@ fn search(cx: &mut Ctx, r: &ResolvedRule, k: Kind) -> Result<(Search, Vec<usize>
         return Err(why);
     }
     let base = vec![Tri::No; which.len()];
-    Ok((Search { kind: k, domain, comps, base, focus: None }, which))
+    Ok((
+        Search {
+            kind: k,
+            domain,
+            comps,
+            base,
+            focus: None,
+        },
+        which,
+    ))
 }
 
 fn universal(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, k: Kind) {
@@ -98,7 +126,14 @@ fn universal(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, k: Kind) {
     }
     let (s, which) = match search(cx, r, k) {
         Ok(x) => x,
-        Err(why) => return cx.limit(pid, r, "universal-rule", &format!("an automaton exceeds the analysis limits ({why})")),
+        Err(why) => {
+            return cx.limit(
+                pid,
+                r,
+                "universal-rule",
+                &format!("an automaton exceeds the analysis limits ({why})"),
+            );
+        }
     };
     if which.is_empty() {
         return;
@@ -119,7 +154,9 @@ fn universal(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, k: Kind) {
             Some(_) => false,
         };
         if better {
-            let by = (st[0] == Tri::No).then(|| st.iter().position(|t| *t == Tri::Yes)).flatten();
+            let by = (st[0] == Tri::No)
+                .then(|| st.iter().position(|t| *t == Tri::Yes))
+                .flatten();
             example = Some((trail.bytes(), by));
         }
         ControlFlow::Continue(())
@@ -128,7 +165,12 @@ fn universal(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, k: Kind) {
         return;
     }
     if !complete {
-        return cx.limit(pid, r, "universal-rule", "the walk exceeds the analysis limits");
+        return cx.limit(
+            pid,
+            r,
+            "universal-rule",
+            "the walk exceeds the analysis limits",
+        );
     }
     let Some((bytes, by)) = example else { return };
     let subject = Subject::from_bytes(k, &bytes);
@@ -139,8 +181,15 @@ fn universal(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, k: Kind) {
         format!("rule `{}` matches every {} it sees", r.label, kind_word(k)),
     );
     d = labels(d, r, home, &format!("matches every {}", kind_word(k)));
-    let negated = r.matchers.iter().filter(|m| matches!(m, ResolvedMatcher::Glob { negated: true, .. })).count();
-    let help = match by.and_then(|b| which.get(b)).and_then(|&mi| r.matchers.get(mi)) {
+    let negated = r
+        .matchers
+        .iter()
+        .filter(|m| matches!(m, ResolvedMatcher::Glob { negated: true, .. }))
+        .count();
+    let help = match by
+        .and_then(|b| which.get(b))
+        .and_then(|&mi| r.matchers.get(mi))
+    {
         Some(m) if negated > 1 => format!(
             "a rule matches when any of its entries matches, so negated entries add up to everything: `{shown}` is excluded by {} \
              but matched by {}; to act on what lies outside all of them, put a rule for the excluded patterns first and follow it with this rule without them",
@@ -166,7 +215,9 @@ fn universal(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, k: Kind) {
 
 /// A `Matches` claim at one site of the rule with subjects of kind `k`.
 fn claim_sites(cx: &Ctx, pid: u32, ri: u32, k: Kind, subject: &Subject) -> Vec<Claim> {
-    let Some(crate::lower::PolicyBody::Rules(list)) = cx.low.policies.get(pid as usize).map(|p| &p.body) else {
+    let Some(crate::lower::PolicyBody::Rules(list)) =
+        cx.low.policies.get(pid as usize).map(|p| &p.body)
+    else {
         return Vec::new();
     };
     cx.groups(pid, list)
@@ -174,35 +225,64 @@ fn claim_sites(cx: &Ctx, pid: u32, ri: u32, k: Kind, subject: &Subject) -> Vec<C
         .filter(|g| g.kind.subject() == Some(k) && g.members[0].contains(&ri))
         .flat_map(|g| g.sites.first().cloned())
         .take(1)
-        .map(|(tool, op)| Claim { policy: pid, tool, op, subject: subject.clone(), expect: Expect::Matches(ri, true) })
+        .map(|(tool, op)| Claim {
+            policy: pid,
+            tool,
+            op,
+            subject: subject.clone(),
+            expect: Expect::Matches(ri, true),
+        })
         .collect()
 }
 
 fn empty(cx: &mut Ctx, pid: u32, r: &ResolvedRule, m: &ResolvedMatcher, kinds: &BTreeSet<Kind>) {
     #[allow(unreachable_patterns)]
     let (loc, already) = match m {
-        ResolvedMatcher::Glob { anchored, negated, loc, .. } => {
-            (*loc, !*negated && crate::lower::patterns::never_matches(anchored).is_some())
-        }
+        ResolvedMatcher::Glob {
+            anchored,
+            negated,
+            loc,
+            ..
+        } => (
+            *loc,
+            !*negated && crate::lower::patterns::never_matches(anchored).is_some(),
+        ),
         ResolvedMatcher::Regex { loc, .. } | ResolvedMatcher::Prefix { loc, .. } => (*loc, false),
         _ => return,
     };
     if already {
         return;
     }
-    let seen: Vec<Kind> = kinds.iter().copied().filter(|&k| matcher_spec(m, k).is_some()).collect();
+    let seen: Vec<Kind> = kinds
+        .iter()
+        .copied()
+        .filter(|&k| matcher_spec(m, k).is_some())
+        .collect();
     if seen.is_empty() {
         return;
     }
     for &k in &seen {
-        let Some((spec, negated)) = matcher_spec(m, k) else { return };
+        let Some((spec, negated)) = matcher_spec(m, k) else {
+            return;
+        };
         let (domain, lang) = match (cx.cache.get(&Spec::Domain(k)), cx.cache.get(&spec)) {
             (Ok(d), Ok(l)) => (d, l),
             (Err(why), _) | (_, Err(why)) => {
-                return cx.limit(pid, r, "empty-matcher", &format!("an automaton exceeds the analysis limits ({why})"));
+                return cx.limit(
+                    pid,
+                    r,
+                    "empty-matcher",
+                    &format!("an automaton exceeds the analysis limits ({why})"),
+                );
             }
         };
-        let s = Search { kind: k, domain, comps: vec![Comp::one(lang, 0, negated)], base: vec![Tri::No], focus: None };
+        let s = Search {
+            kind: k,
+            domain,
+            comps: vec![Comp::one(lang, 0, negated)],
+            base: vec![Tri::No],
+            focus: None,
+        };
         let mut hit = false;
         let complete = s.run(|st, _| {
             if st[0] != Tri::No {
@@ -215,12 +295,27 @@ fn empty(cx: &mut Ctx, pid: u32, r: &ResolvedRule, m: &ResolvedMatcher, kinds: &
             return;
         }
         if !complete {
-            return cx.limit(pid, r, "empty-matcher", "the walk exceeds the analysis limits");
+            return cx.limit(
+                pid,
+                r,
+                "empty-matcher",
+                "the walk exceeds the analysis limits",
+            );
         }
     }
-    let what = seen.iter().map(|k| format!("{}s", kind_word(*k))).collect::<Vec<_>>().join(" or ");
-    let mut d = Diagnostic::warning("permc::empty-matcher", format!("{} can never match", show_matcher(m)));
-    d = d.label(loc, format!("matches no normalised {}", what.trim_end_matches('s')));
+    let what = seen
+        .iter()
+        .map(|k| format!("{}s", kind_word(*k)))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let mut d = Diagnostic::warning(
+        "permc::empty-matcher",
+        format!("{} can never match", show_matcher(m)),
+    );
+    d = d.label(
+        loc,
+        format!("matches no normalised {}", what.trim_end_matches('s')),
+    );
     d = super::via(d, r);
     let help = match m {
         ResolvedMatcher::Glob { negated: true, .. } => {

@@ -39,7 +39,15 @@ pub(crate) fn check(cx: &mut Ctx) {
 
 /// Tools hosts leave open by default (the TypeScript SDK's read-scope and
 /// task tools), which a `deny tool "*"` blocks by name.
-const READ_SCOPE: &[&str] = &["Read", "Glob", "Grep", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate"];
+const READ_SCOPE: &[&str] = &[
+    "Read",
+    "Glob",
+    "Grep",
+    "TaskCreate",
+    "TaskList",
+    "TaskGet",
+    "TaskUpdate",
+];
 
 /// Every tool name the file declares or any rule names.
 fn tool_names(cx: &Ctx) -> BTreeSet<String> {
@@ -97,7 +105,10 @@ fn wildcard_tool_deny(cx: &mut Ctx) {
             let tools: Vec<String> = blocked.iter().map(|(t, _)| format!("`{t}`")).collect();
             let mut d = Diagnostic::warning(
                 "permc::wildcard-tool-deny",
-                format!("`deny tool \"*\"` also denies the read-scope tools {}", tools.join(", ")),
+                format!(
+                    "`deny tool \"*\"` also denies the read-scope tools {}",
+                    tools.join(", ")
+                ),
             );
             d = labels(d, r, home, "matches every tool by name");
             let first = blocked[0].0;
@@ -116,14 +127,27 @@ fn wildcard_tool_deny(cx: &mut Ctx) {
 /// Whether the wildcard rule `w` decides (denies) some item of tool `t`, with a claim.
 fn blocks(cx: &mut Ctx, pid: u32, list: &RuleList, w: u32, t: &str, named: bool) -> Option<Claim> {
     for g in cx.groups(pid, list).iter() {
-        let Some(site) = g.sites.iter().find(|(tool, _)| if named { tool.as_deref() == Some(t) } else { tool.is_none() }).cloned() else {
+        let Some(site) = g
+            .sites
+            .iter()
+            .find(|(tool, _)| {
+                if named {
+                    tool.as_deref() == Some(t)
+                } else {
+                    tool.is_none()
+                }
+            })
+            .cloned()
+        else {
             continue;
         };
         if !g.members[0].contains(&w) {
             continue;
         }
         let slots = Slots::new(cx, &[list], g);
-        let Some(ws) = slots.rules.iter().position(|&(_, r)| r == w) else { continue };
+        let Some(ws) = slots.rules.iter().position(|&(_, r)| r == w) else {
+            continue;
+        };
         let order: Vec<u32> = slots.rules.iter().map(|&(_, r)| r).collect();
         let mut found = None;
         let upto: Vec<usize> = (0..=ws).collect();
@@ -138,9 +162,22 @@ fn blocks(cx: &mut Ctx, pid: u32, list: &RuleList, w: u32, t: &str, named: bool)
         });
         if let Some(subject) = found {
             let tool = Some(t.to_string()).filter(|_| named);
-            let claim = Claim { policy: pid, tool, op: site.1, subject, expect: Expect::DecidedBy(Some(w)) };
+            let claim = Claim {
+                policy: pid,
+                tool,
+                op: site.1,
+                subject,
+                expect: Expect::DecidedBy(Some(w)),
+            };
             // An unnamed tool is called by its own name, not a made-up one.
-            return Some(if named { claim } else { Claim { tool: Some(t.to_string()), ..claim } });
+            return Some(if named {
+                claim
+            } else {
+                Claim {
+                    tool: Some(t.to_string()),
+                    ..claim
+                }
+            });
         }
     }
     None
@@ -160,18 +197,28 @@ fn bare_tool_name(cx: &mut Ctx) {
                 }
                 let suffix = format!("__{t}");
                 let Some(full) = named.iter().find(|n| {
-                    n.strip_prefix("mcp__").and_then(|rest| rest.strip_suffix(&suffix)).is_some_and(|server| !server.is_empty() && !server.contains("__"))
+                    n.strip_prefix("mcp__")
+                        .and_then(|rest| rest.strip_suffix(&suffix))
+                        .is_some_and(|server| !server.is_empty() && !server.contains("__"))
                 }) else {
                     continue;
                 };
                 let mut d = Diagnostic::warning(
                     "permc::bare-tool-name",
-                    format!("rule `{}` names the tool `{t}`, but the MCP tool is called `{full}`", r.label),
+                    format!(
+                        "rule `{}` names the tool `{t}`, but the MCP tool is called `{full}`",
+                        r.label
+                    ),
                 );
                 d = labels(d, r, home, &format!("never matches `{full}`"));
                 if let Some(other) = other_rule_naming(cx, full) {
                     d = also(d, other, home, &format!("`{full}` is named here"));
-                } else if let Some(def) = cx.low.tool_index.get(full).and_then(|&x| cx.low.tools.get(x as usize)) {
+                } else if let Some(def) = cx
+                    .low
+                    .tool_index
+                    .get(full)
+                    .and_then(|&x| cx.low.tools.get(x as usize))
+                {
                     d = d.label(def.loc, format!("`{full}` is declared here"));
                 }
                 d = d.witness(full.clone()).help(format!(
@@ -185,7 +232,11 @@ fn bare_tool_name(cx: &mut Ctx) {
                     subject: Subject::Bare,
                     expect: Expect::Matches(i as u32, false),
                 };
-                let claims = if cx.low.tool_index.contains_key(full) { Vec::new() } else { vec![claim] };
+                let claims = if cx.low.tool_index.contains_key(full) {
+                    Vec::new()
+                } else {
+                    vec![claim]
+                };
                 cx.push(d, claims);
             }
         }
@@ -194,7 +245,10 @@ fn bare_tool_name(cx: &mut Ctx) {
 
 fn other_rule_naming<'a>(cx: &Ctx<'a>, tool: &str) -> Option<&'a crate::lower::ResolvedRule> {
     cx.low.policies.iter().find_map(|p| match &p.body {
-        PolicyBody::Rules(l) => l.rules.iter().find(|r| r.tools.iter().flatten().any(|t| t == tool)),
+        PolicyBody::Rules(l) => l
+            .rules
+            .iter()
+            .find(|r| r.tools.iter().flatten().any(|t| t == tool)),
         PolicyBody::All(_) => None,
     })
 }

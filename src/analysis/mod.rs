@@ -54,7 +54,10 @@ pub struct Finding {
 
 /// Every lint finding for the root file's policies, as diagnostics.
 pub fn lint(low: &Lowered, sources: &SourceMap) -> Vec<Diagnostic> {
-    findings(low, sources).into_iter().map(|f| f.diagnostic).collect()
+    findings(low, sources)
+        .into_iter()
+        .map(|f| f.diagnostic)
+        .collect()
 }
 
 /// Lints a compiled policy file.
@@ -66,12 +69,18 @@ pub fn lint_policy(policy: &crate::Policy) -> Vec<Diagnostic> {
 pub fn findings(low: &Lowered, sources: &SourceMap) -> Vec<Finding> {
     let mut cx = Ctx::new(low, sources);
     for &pid in &low.root_policies {
-        let Some(p) = low.policies.get(pid as usize) else { continue };
+        let Some(p) = low.policies.get(pid as usize) else {
+            continue;
+        };
         match &p.body {
             PolicyBody::Rules(list) => {
                 match list.combine {
-                    crate::syntax::ast::Combine::FirstMatch => first_match::check(&mut cx, pid, list),
-                    crate::syntax::ast::Combine::Strictest => dead::check_strictest(&mut cx, pid, list),
+                    crate::syntax::ast::Combine::FirstMatch => {
+                        first_match::check(&mut cx, pid, list)
+                    }
+                    crate::syntax::ast::Combine::Strictest => {
+                        dead::check_strictest(&mut cx, pid, list)
+                    }
                 }
                 matchers::check(&mut cx, pid, list);
                 commands::check(&mut cx, pid, list);
@@ -100,7 +109,16 @@ pub(crate) struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn new(low: &'a Lowered, sources: &'a SourceMap) -> Self {
-        Ctx { low, sources, cache: Cache::default(), out: Vec::new(), seen: HashSet::new(), limited: HashSet::new(), limit_counts: Default::default(), groups: Default::default() }
+        Ctx {
+            low,
+            sources,
+            cache: Cache::default(),
+            out: Vec::new(),
+            seen: HashSet::new(),
+            limited: HashSet::new(),
+            limit_counts: Default::default(),
+            groups: Default::default(),
+        }
     }
 
     /// Records a finding once (a preset's rule can reach the same finding
@@ -117,7 +135,11 @@ impl<'a> Ctx<'a> {
             }
         }
         diagnostic.labels = merged;
-        let key = (diagnostic.code, diagnostic.loc(), diagnostic.message.clone());
+        let key = (
+            diagnostic.code,
+            diagnostic.loc(),
+            diagnostic.message.clone(),
+        );
         if self.seen.insert(key) {
             self.out.push(Finding { diagnostic, claims });
         }
@@ -136,7 +158,10 @@ impl<'a> Ctx<'a> {
         }
         counts.0 += 1;
         let home = self.home(pid);
-        let d = Diagnostic::warning("permc::analysis-limit", format!("rule `{}` is too large to analyse", rule.label));
+        let d = Diagnostic::warning(
+            "permc::analysis-limit",
+            format!("rule `{}` is too large to analyse", rule.label),
+        );
         let d = labels(d, rule, home, "not analysed");
         self.push(
             d.help(format!(
@@ -147,33 +172,58 @@ impl<'a> Ctx<'a> {
     }
 
     /// The rule-set groups of policy `pid` (whose rules are `list`).
-    pub(crate) fn groups(&self, pid: u32, list: &crate::lower::RuleList) -> std::rc::Rc<Vec<sets::Group>> {
+    pub(crate) fn groups(
+        &self,
+        pid: u32,
+        list: &crate::lower::RuleList,
+    ) -> std::rc::Rc<Vec<sets::Group>> {
         let mut cache = self.groups.borrow_mut();
-        cache.entry(pid).or_insert_with(|| std::rc::Rc::new(sets::groups(self.low, &[list]))).clone()
+        cache
+            .entry(pid)
+            .or_insert_with(|| std::rc::Rc::new(sets::groups(self.low, &[list])))
+            .clone()
     }
 
     /// The file of a policy's definition: labels prefer locations there.
     pub(crate) fn home(&self, pid: u32) -> crate::syntax::loc::FileId {
-        self.low.policies.get(pid as usize).map(|p| p.loc.file).unwrap_or_default()
+        self.low
+            .policies
+            .get(pid as usize)
+            .map(|p| p.loc.file)
+            .unwrap_or_default()
     }
 
     pub(crate) fn policy_name(&self, pid: u32) -> &str {
-        self.low.policies.get(pid as usize).map_or("?", |p| p.name.as_str())
+        self.low
+            .policies
+            .get(pid as usize)
+            .map_or("?", |p| p.name.as_str())
     }
 
     fn finish(mut self) -> Vec<Finding> {
-        let held: Vec<(u32, usize)> = self.limit_counts.iter().filter(|(_, c)| c.1 > 0).map(|(p, c)| (*p, c.1)).collect();
+        let held: Vec<(u32, usize)> = self
+            .limit_counts
+            .iter()
+            .filter(|(_, c)| c.1 > 0)
+            .map(|(p, c)| (*p, c.1))
+            .collect();
         for (pid, n) in held {
-            let Some(p) = self.low.policies.get(pid as usize) else { continue };
+            let Some(p) = self.low.policies.get(pid as usize) else {
+                continue;
+            };
             let d = Diagnostic::warning(
                 "permc::analysis-limit",
-                format!("{n} more rule(s) of policy `{}` are too large to analyse", p.name),
+                format!(
+                    "{n} more rule(s) of policy `{}` are too large to analyse",
+                    p.name
+                ),
             )
             .label(p.loc, "not fully analysed")
             .help("their analyses stopped at the limits; they were skipped, not judged");
             self.push(d, Vec::new());
         }
-        self.out.sort_by_key(|f| f.diagnostic.loc().map(|l| (l.file, l.start)));
+        self.out
+            .sort_by_key(|f| f.diagnostic.loc().map(|l| (l.file, l.start)));
         self.out
     }
 }
@@ -181,8 +231,12 @@ impl<'a> Ctx<'a> {
 /// A span without the whitespace and comments the parser may include at
 /// its end, so that a label underlines the rule and nothing after it.
 fn trim(sources: &SourceMap, loc: Loc) -> Loc {
-    let Some(text) = sources.get(loc.file).map(|f| f.text.clone()) else { return loc };
-    let Some(span) = text.get(loc.start as usize..loc.end as usize) else { return loc };
+    let Some(text) = sources.get(loc.file).map(|f| f.text.clone()) else {
+        return loc;
+    };
+    let Some(span) = text.get(loc.start as usize..loc.end as usize) else {
+        return loc;
+    };
     let mut keep = span.len();
     loop {
         let t = span[..keep].trim_end();
@@ -193,7 +247,10 @@ fn trim(sources: &SourceMap, loc: Loc) -> Loc {
             _ => break,
         }
     }
-    Loc { end: loc.start + keep as u32, ..loc }
+    Loc {
+        end: loc.start + keep as u32,
+        ..loc
+    }
 }
 
 /// Where a `#` comment starts in one line of source, outside strings and
@@ -217,8 +274,17 @@ fn comment_start(line: &str) -> Option<usize> {
 /// Labels a rule, and the `use` statements that spliced it in. The first
 /// label is primary: the rule itself when it is written in `home` (the
 /// policy's file), else the outermost `use` there.
-pub(crate) fn labels(mut d: Diagnostic, rule: &ResolvedRule, home: crate::syntax::loc::FileId, text: &str) -> Diagnostic {
-    let outer = rule.via.first().copied().filter(|v| v.file == home && rule.loc.file != home);
+pub(crate) fn labels(
+    mut d: Diagnostic,
+    rule: &ResolvedRule,
+    home: crate::syntax::loc::FileId,
+    text: &str,
+) -> Diagnostic {
+    let outer = rule
+        .via
+        .first()
+        .copied()
+        .filter(|v| v.file == home && rule.loc.file != home);
     match outer {
         Some(u) => {
             d = d.label(u, format!("{text} (spliced in by this `use`)"));
@@ -236,13 +302,23 @@ pub(crate) fn labels(mut d: Diagnostic, rule: &ResolvedRule, home: crate::syntax
 
 /// A secondary label for another rule involved in a finding, and the `use`
 /// that spliced it in.
-pub(crate) fn also(mut d: Diagnostic, rule: &ResolvedRule, home: crate::syntax::loc::FileId, text: &str) -> Diagnostic {
+pub(crate) fn also(
+    mut d: Diagnostic,
+    rule: &ResolvedRule,
+    home: crate::syntax::loc::FileId,
+    text: &str,
+) -> Diagnostic {
     match rule.via.first().filter(|v| v.file == home) {
         Some(u) if rule.loc.file != home => {
-            d = d.label(*u, format!("`{}` {text} (spliced in by this `use`)", rule.label));
+            d = d.label(
+                *u,
+                format!("`{}` {text} (spliced in by this `use`)", rule.label),
+            );
             d.label(rule.loc, format!("`{}` {text}", rule.label))
         }
-        Some(u) => d.label(rule.loc, text.to_string()).label(*u, format!("`{}` is spliced in here", rule.label)),
+        Some(u) => d
+            .label(rule.loc, text.to_string())
+            .label(*u, format!("`{}` is spliced in here", rule.label)),
         None => d.label(rule.loc, text.to_string()),
     }
 }
@@ -266,7 +342,10 @@ pub(crate) fn effect_word(e: Effect) -> &'static str {
 
 /// Formats a list of rule labels: "`a`, `b` and 2 more".
 pub(crate) fn names<'r>(rules: impl IntoIterator<Item = &'r ResolvedRule>) -> String {
-    let all: Vec<String> = rules.into_iter().map(|r| format!("`{}`", r.label)).collect();
+    let all: Vec<String> = rules
+        .into_iter()
+        .map(|r| format!("`{}`", r.label))
+        .collect();
     match all.len() {
         0 => String::new(),
         1 => all[0].clone(),

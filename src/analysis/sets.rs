@@ -6,10 +6,10 @@ use super::Ctx;
 use super::claims::Subject;
 use super::lang::{Comp, Kind, Lang, Spec, Tri};
 use super::walk::{Search, Trail};
-use std::rc::Rc;
 use crate::lower::{Lowered, OpKind, ResolvedMatcher, ResolvedRule, RuleList};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::rc::Rc;
 
 /// The kind of item a (tool, operation) produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -56,7 +56,11 @@ pub(crate) fn groups(low: &Lowered, lists: &[&RuleList]) -> Vec<Group> {
     }
     let mut sites: Vec<(Option<String>, String, ItemKind)> = Vec::new();
     for t in &tools {
-        match low.tool_index.get(t).and_then(|&i| low.tools.get(i as usize)) {
+        match low
+            .tool_index
+            .get(t)
+            .and_then(|&i| low.tools.get(i as usize))
+        {
             Some(def) => {
                 // A declared tool yields a bare `tool` item only when no
                 // statement applies, which needs every statement to be
@@ -93,7 +97,10 @@ pub(crate) fn groups(low: &Lowered, lists: &[&RuleList]) -> Vec<Group> {
                     .enumerate()
                     .filter(|(_, r)| match &tool {
                         Some(t) => r.applies_to_tool(t),
-                        None => r.tools.as_ref().is_none_or(|ts| ts.iter().any(|n| n == "*")),
+                        None => r
+                            .tools
+                            .as_ref()
+                            .is_none_or(|ts| ts.iter().any(|n| n == "*")),
                     })
                     .filter(|(_, r)| r.applies_to_op(&op))
                     .map(|(i, _)| i as u32)
@@ -104,7 +111,11 @@ pub(crate) fn groups(low: &Lowered, lists: &[&RuleList]) -> Vec<Group> {
             Some(&g) => out[g].sites.push((tool, op)),
             None => {
                 index.insert((kind, members.clone()), out.len());
-                out.push(Group { kind, members, sites: vec![(tool, op)] });
+                out.push(Group {
+                    kind,
+                    members,
+                    sites: vec![(tool, op)],
+                });
             }
         }
     }
@@ -114,15 +125,24 @@ pub(crate) fn groups(low: &Lowered, lists: &[&RuleList]) -> Vec<Group> {
 /// The specs of a rule's matchers that can see subjects of `kind`, each
 /// with whether it is negated.
 pub(crate) fn matcher_specs(rule: &ResolvedRule, kind: Kind) -> Vec<(Spec, bool)> {
-    rule.matchers.iter().filter_map(|m| matcher_spec(m, kind)).collect()
+    rule.matchers
+        .iter()
+        .filter_map(|m| matcher_spec(m, kind))
+        .collect()
 }
 
 #[allow(unreachable_patterns)]
 pub(crate) fn matcher_spec(m: &ResolvedMatcher, kind: Kind) -> Option<(Spec, bool)> {
     match (m, kind) {
-        (ResolvedMatcher::Glob { regex, negated, .. }, Kind::Path) => Some((Spec::Glob(regex.clone()), *negated)),
-        (ResolvedMatcher::Regex { source, .. }, k) => Some((Spec::Search(source.clone(), k), false)),
-        (ResolvedMatcher::Prefix { words, .. }, Kind::Command | Kind::Raw) => Some((Spec::Prefix(words.clone(), kind), false)),
+        (ResolvedMatcher::Glob { regex, negated, .. }, Kind::Path) => {
+            Some((Spec::Glob(regex.clone()), *negated))
+        }
+        (ResolvedMatcher::Regex { source, .. }, k) => {
+            Some((Spec::Search(source.clone(), k), false))
+        }
+        (ResolvedMatcher::Prefix { words, .. }, Kind::Command | Kind::Raw) => {
+            Some((Spec::Prefix(words.clone(), kind), false))
+        }
         _ => None,
     }
 }
@@ -156,13 +176,19 @@ impl Slots {
         let kind = group.kind.subject();
         for (li, members) in group.members.iter().enumerate() {
             for &ri in members {
-                let Some(r) = lists[li].rules.get(ri as usize) else { continue };
+                let Some(r) = lists[li].rules.get(ri as usize) else {
+                    continue;
+                };
                 if r.gate {
                     continue;
                 }
                 rules.push((li, ri));
                 let mut mine = Vec::new();
-                let mut b = if r.matchers.is_empty() { Tri::Yes } else { Tri::No };
+                let mut b = if r.matchers.is_empty() {
+                    Tri::Yes
+                } else {
+                    Tri::No
+                };
                 for (spec, negated) in kind.map(|k| matcher_specs(r, k)).unwrap_or_default() {
                     match cx.cache.get(&spec) {
                         Ok(lang) => mine.push((lang, negated)),
@@ -177,7 +203,14 @@ impl Slots {
             }
         }
         let domain = kind.and_then(|k| cx.cache.get(&Spec::Domain(k)).ok());
-        Slots { rules, base, kind, domain, langs, failed }
+        Slots {
+            rules,
+            base,
+            kind,
+            domain,
+            langs,
+            failed,
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -224,15 +257,30 @@ impl Slots {
         };
         let comps: Vec<Comp> = include
             .iter()
-            .flat_map(|&slot| self.langs[slot].iter().map(move |(l, n)| Comp::one(l.clone(), slot, *n)))
+            .flat_map(|&slot| {
+                self.langs[slot]
+                    .iter()
+                    .map(move |(l, n)| Comp::one(l.clone(), slot, *n))
+            })
             .collect();
-        let search = Search { kind, domain, comps, base, focus };
+        let search = Search {
+            kind,
+            domain,
+            comps,
+            base,
+            focus,
+        };
         search.run(|st, trail: &Trail| visit(st, &|| search.prettier(trail.bytes(), st)))
     }
 
     /// Up to a few subjects for which `want` holds of the included slots'
     /// answers (found by a walk that stops early).
-    pub(crate) fn candidates(&self, include: &[usize], focus: Option<usize>, want: impl Fn(&[Tri]) -> bool) -> Vec<Vec<u8>> {
+    pub(crate) fn candidates(
+        &self,
+        include: &[usize],
+        focus: Option<usize>,
+        want: impl Fn(&[Tri]) -> bool,
+    ) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         self.walk(include, focus, |st, bytes| {
             if want(st) {
@@ -250,8 +298,17 @@ impl Slots {
 /// The rules that may decide an item given each slot's answer, and whether
 /// that is certain. `None` stands for the policy's default. `slots` holds
 /// the list's rule indexes in slot order; `gates` fire when `outside`.
-pub(crate) fn deciders(list: &RuleList, slots: &[(u32, Tri)], gates: &[u32], outside: bool) -> (Vec<Option<u32>>, bool) {
-    let effect = |i: u32| list.rules.get(i as usize).map_or(crate::Effect::Deny, |r| r.effect);
+pub(crate) fn deciders(
+    list: &RuleList,
+    slots: &[(u32, Tri)],
+    gates: &[u32],
+    outside: bool,
+) -> (Vec<Option<u32>>, bool) {
+    let effect = |i: u32| {
+        list.rules
+            .get(i as usize)
+            .map_or(crate::Effect::Deny, |r| r.effect)
+    };
     match list.combine {
         crate::syntax::ast::Combine::FirstMatch => {
             if let Some(&g) = gates.first().filter(|_| outside) {
@@ -274,12 +331,19 @@ pub(crate) fn deciders(list: &RuleList, slots: &[(u32, Tri)], gates: &[u32], out
             (out, sure)
         }
         crate::syntax::ast::Combine::Strictest => {
-            let mut yes: Vec<u32> = slots.iter().filter(|(_, t)| *t == Tri::Yes).map(|(r, _)| *r).collect();
+            let mut yes: Vec<u32> = slots
+                .iter()
+                .filter(|(_, t)| *t == Tri::Yes)
+                .map(|(r, _)| *r)
+                .collect();
             if outside {
                 yes.extend(gates);
             }
             // Strictest effect, then the lowest index.
-            let best = yes.iter().copied().max_by_key(|&i| (effect(i), std::cmp::Reverse(i)));
+            let best = yes
+                .iter()
+                .copied()
+                .max_by_key(|&i| (effect(i), std::cmp::Reverse(i)));
             let mut out = vec![best];
             for &(ri, t) in slots {
                 if t == Tri::Maybe && best.is_none_or(|b| effect(ri) >= effect(b)) {
@@ -294,5 +358,9 @@ pub(crate) fn deciders(list: &RuleList, slots: &[(u32, Tri)], gates: &[u32], out
 
 /// The cwd gates of a group's members of one list, in rule order.
 pub(crate) fn gates(list: &RuleList, members: &[u32]) -> Vec<u32> {
-    members.iter().copied().filter(|&i| list.rules.get(i as usize).is_some_and(|r| r.gate)).collect()
+    members
+        .iter()
+        .copied()
+        .filter(|&i| list.rules.get(i as usize).is_some_and(|r| r.gate))
+        .collect()
 }

@@ -67,7 +67,11 @@ impl Search {
             .iter()
             .enumerate()
             .filter_map(|(i, c)| {
-                let s = if c.lang.dfa.is_dead_state(c.lang.start) { St::Dead } else { St::Live(c.lang.start) };
+                let s = if c.lang.dfa.is_dead_state(c.lang.start) {
+                    St::Dead
+                } else {
+                    St::Live(c.lang.start)
+                };
                 (s != St::Dead || c.negates()).then_some((i as u32, s))
             })
             .collect();
@@ -97,7 +101,10 @@ impl Search {
                         apply(&mut status, &c.targets, &answers);
                     }
                 }
-                let trail = Trail { parents: &parents, id };
+                let trail = Trail {
+                    parents: &parents,
+                    id,
+                };
                 if visit(&status, &trail).is_break() {
                     return false;
                 }
@@ -126,7 +133,12 @@ impl Search {
                 }
                 if let Some(f) = self.focus {
                     let alive = self.base.get(f).is_some_and(|b| *b != Tri::No)
-                        || next.iter().any(|&(ci, _)| self.comps[ci as usize].targets.iter().any(|(slot, _)| *slot == f));
+                        || next.iter().any(|&(ci, _)| {
+                            self.comps[ci as usize]
+                                .targets
+                                .iter()
+                                .any(|(slot, _)| *slot == f)
+                        });
                     if !alive {
                         continue;
                     }
@@ -151,7 +163,8 @@ impl Search {
         let mut status = self.base.clone();
         let mut answers = Vec::new();
         for c in &self.comps {
-            c.lang.at_end(c.lang.run(bytes), &mut answers, c.targets.len());
+            c.lang
+                .at_end(c.lang.run(bytes), &mut answers, c.targets.len());
             apply(&mut status, &c.targets, &answers);
         }
         Some(status)
@@ -163,7 +176,10 @@ impl Search {
         if self.kind != Kind::Command || !words_of(&bytes).iter().any(String::is_empty) {
             return bytes;
         }
-        let words: Vec<String> = words_of(&bytes).into_iter().map(|w| if w.is_empty() { "a".to_string() } else { w }).collect();
+        let words: Vec<String> = words_of(&bytes)
+            .into_iter()
+            .map(|w| if w.is_empty() { "a".to_string() } else { w })
+            .collect();
         let refs: Vec<&str> = words.iter().map(String::as_str).collect();
         let candidate = encode(&refs);
         match self.statuses(&candidate) {
@@ -182,7 +198,10 @@ impl Search {
         for c in &self.comps {
             let mut ids: HashMap<(u16, u8), u16, Fx> = HashMap::default();
             for b in 0..=255u8 {
-                let key = (class[b as usize], c.lang.dfa.byte_classes().get(c.lang.byte(b)));
+                let key = (
+                    class[b as usize],
+                    c.lang.dfa.byte_classes().get(c.lang.byte(b)),
+                );
                 let next = ids.len() as u16;
                 class[b as usize] = *ids.entry(key).or_insert(next);
             }
@@ -260,8 +279,8 @@ fn rank(b: u8) -> u16 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::lang::{Cache, Spec, show};
+    use super::*;
 
     #[test]
     fn search_finds_shortest_readable_witness() {
@@ -270,7 +289,11 @@ mod tests {
             kind: Kind::Path,
             domain: cache.get(&Spec::Domain(Kind::Path)).unwrap(),
             comps: vec![Comp::one(
-                cache.get(&Spec::Glob(crate::lower::patterns::glob_regex("**/.env").unwrap())).unwrap(),
+                cache
+                    .get(&Spec::Glob(
+                        crate::lower::patterns::glob_regex("**/.env").unwrap(),
+                    ))
+                    .unwrap(),
                 0,
                 false,
             )],
@@ -288,5 +311,4 @@ mod tests {
         assert!(!done);
         assert_eq!(found.as_deref(), Some("/.env"));
     }
-
 }

@@ -55,7 +55,11 @@ pub fn parse_grants(text: &str, tools: &[ToolDef]) -> (Vec<Grant>, Vec<String>) 
                 continue;
             }
         };
-        grants.push(Grant { entry: entry.to_string(), tool: tool.to_string(), ops });
+        grants.push(Grant {
+            entry: entry.to_string(),
+            tool: tool.to_string(),
+            ops,
+        });
     }
     (grants, invalid)
 }

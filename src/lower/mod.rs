@@ -24,7 +24,10 @@ pub const DEFAULT_WORKSPACE: &str = "/workspace";
 pub const STD: &[(&str, &str)] = &[
     ("elsai", include_str!("../../std-policies/elsai.perm")),
     ("ts_sdk", include_str!("../../std-policies/ts_sdk.perm")),
-    ("agentlane", include_str!("../../std-policies/agentlane.perm")),
+    (
+        "agentlane",
+        include_str!("../../std-policies/agentlane.perm"),
+    ),
 ];
 
 /// Options for lowering.
@@ -56,7 +59,9 @@ pub struct Lowered {
 }
 
 /// What kind of item an operation produces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum OpKind {
     /// A path, checked by globs and regexes.
     Path,
@@ -165,7 +170,13 @@ impl ResolvedRule {
 pub enum ResolvedMatcher {
     /// `source` as written; `anchored` after workspace anchoring; `regex` the
     /// whole-path regex globset built for it.
-    Glob { source: String, anchored: String, regex: String, negated: bool, loc: Loc },
+    Glob {
+        source: String,
+        anchored: String,
+        regex: String,
+        negated: bool,
+        loc: Loc,
+    },
     /// Searched in the path or in the command segment's text.
     Regex { source: String, loc: Loc },
     /// Whole leading words of a command segment.
@@ -183,7 +194,9 @@ pub struct Failure {
 pub fn lower_file(path: &Path, opts: &LowerOptions) -> Result<(Lowered, SourceMap), Failure> {
     match std::fs::read_to_string(path) {
         Ok(text) => {
-            let key = std::fs::canonicalize(path).ok().map(|c| c.display().to_string());
+            let key = std::fs::canonicalize(path)
+                .ok()
+                .map(|c| c.display().to_string());
             lower_inner(&path.display().to_string(), &text, path.parent(), key, opts)
         }
         Err(e) => Err(Failure {
@@ -224,14 +237,27 @@ fn lower_inner(
 ) -> Result<(Lowered, SourceMap), Failure> {
     let mut sources = SourceMap::new();
     let mut diags = Vec::new();
-    let modules = load_modules(name, text, dir.map(Path::to_path_buf), root_key, &mut sources, &mut diags);
+    let modules = load_modules(
+        name,
+        text,
+        dir.map(Path::to_path_buf),
+        root_key,
+        &mut sources,
+        &mut diags,
+    );
     if diags.iter().any(Diagnostic::is_error) {
-        return Err(Failure { sources, diagnostics: diags });
+        return Err(Failure {
+            sources,
+            diagnostics: diags,
+        });
     }
     let lowered = resolve::resolve(&modules, opts, &mut diags);
     if diags.iter().any(Diagnostic::is_error) {
         diags.sort_by_key(|d| d.severity != crate::diag::Severity::Error);
-        return Err(Failure { sources, diagnostics: diags });
+        return Err(Failure {
+            sources,
+            diagnostics: diags,
+        });
     }
     let mut lowered = lowered;
     lowered.warnings = diags;
@@ -266,13 +292,20 @@ fn load_modules(
     }
     let mut queue: Vec<(usize, Option<PathBuf>)> = Vec::new();
     if text.len() > MAX_SOURCE {
-        diags.push(Diagnostic::error("permc::io", format!("`{name}` is larger than 16 MiB")));
+        diags.push(Diagnostic::error(
+            "permc::io",
+            format!("`{name}` is larger than 16 MiB"),
+        ));
         return modules;
     }
     let id = sources.add(name, text);
     match crate::syntax::parse(text, id) {
         Ok(file) => {
-            modules.push(Module { name: String::new(), file, imports: HashMap::new() });
+            modules.push(Module {
+                name: String::new(),
+                file,
+                imports: HashMap::new(),
+            });
             queue.push((0, dir));
         }
         Err(e) => diags.extend(e),
@@ -284,7 +317,8 @@ fn load_modules(
                 Ok(found) => found,
                 Err(msg) => {
                     let known: Vec<&str> = STD.iter().map(|(n, _)| *n).collect();
-                    let mut d = Diagnostic::error("permc::unknown-import", msg).label(imp.loc, "imported here");
+                    let mut d = Diagnostic::error("permc::unknown-import", msg)
+                        .label(imp.loc, "imported here");
                     d = d.help(crate::diag::did_you_mean(&imp.node, known.iter().copied()).unwrap_or_else(
                         || if imp.node.ends_with(".perm") {
                             "the path is relative to the importing file's folder".to_string()
@@ -304,7 +338,11 @@ fn load_modules(
             let fid = sources.add(display, text.as_str());
             match crate::syntax::parse(&text, fid) {
                 Ok(file) => {
-                    modules.push(Module { name: modname.clone(), file, imports: HashMap::new() });
+                    modules.push(Module {
+                        name: modname.clone(),
+                        file,
+                        imports: HashMap::new(),
+                    });
                     let new = modules.len() - 1;
                     seen.insert(key, new);
                     modules[idx].imports.insert(modname, new);
@@ -322,7 +360,11 @@ type Loaded = (String, String, (String, String, Option<PathBuf>));
 /// Finds an import: a standard profile by name, or a `.perm` file by path.
 fn load_import(spec: &str, dir: Option<&Path>) -> Result<Loaded, String> {
     if let Some((_, text)) = STD.iter().find(|(n, _)| *n == spec) {
-        return Ok((format!("std:{spec}"), spec.to_string(), (format!("<std>/{spec}.perm"), text.to_string(), None)));
+        return Ok((
+            format!("std:{spec}"),
+            spec.to_string(),
+            (format!("<std>/{spec}.perm"), text.to_string(), None),
+        ));
     }
     if !spec.ends_with(".perm") {
         return Err(format!("unknown import `{spec}`"));
@@ -331,12 +373,21 @@ fn load_import(spec: &str, dir: Option<&Path>) -> Result<Loaded, String> {
         Some(d) => d.join(spec),
         None => PathBuf::from(spec),
     };
-    let canon = std::fs::canonicalize(&path).map_err(|e| format!("cannot read import `{spec}`: {e}"))?;
-    let text = std::fs::read_to_string(&canon).map_err(|e| format!("cannot read import `{spec}`: {e}"))?;
+    let canon =
+        std::fs::canonicalize(&path).map_err(|e| format!("cannot read import `{spec}`: {e}"))?;
+    let text =
+        std::fs::read_to_string(&canon).map_err(|e| format!("cannot read import `{spec}`: {e}"))?;
     if text.len() > MAX_SOURCE {
         return Err(format!("import `{spec}` is larger than 16 MiB"));
     }
-    let stem = Path::new(spec).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = Path::new(spec)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let next_dir = canon.parent().map(Path::to_path_buf);
-    Ok((canon.display().to_string(), stem, (path.display().to_string(), text, next_dir)))
+    Ok((
+        canon.display().to_string(),
+        stem,
+        (path.display().to_string(), text, next_dir),
+    ))
 }

@@ -27,7 +27,11 @@ pub fn anchor_glob(pattern: &str, root: &str) -> String {
 }
 
 fn join(root: &str, rest: &str) -> String {
-    if root.ends_with('/') { format!("{root}{rest}") } else { format!("{root}/{rest}") }
+    if root.ends_with('/') {
+        format!("{root}{rest}")
+    } else {
+        format!("{root}/{rest}")
+    }
 }
 
 /// Builds the regex for an anchored glob with picomatch `dot: true` semantics:
@@ -54,7 +58,9 @@ pub fn glob_regex(anchored: &str) -> Result<String, String> {
     let main = one(anchored)?;
     // picomatch: `dir/**` matches `dir` too; globset only its descendants.
     let re = match anchored.strip_suffix("/**") {
-        Some(dir) if !dir.is_empty() && !dir.ends_with('/') => format!("(?:{main})|(?:{})", one(dir)?),
+        Some(dir) if !dir.is_empty() && !dir.ends_with('/') => {
+            format!("(?:{main})|(?:{})", one(dir)?)
+        }
         _ => main,
     };
     // globset's `**` is `.*`; a file name may hold a newline, and `.` must
@@ -72,15 +78,21 @@ pub fn check_regex(re: &str) -> Result<(), String> {
                 ErrorKind::UnsupportedLookAround => {
                     "look-around (`(?=`, `(?!`, `(?<=`, `(?<!`) is not supported".to_string()
                 }
-                ErrorKind::UnsupportedBackreference => "backreferences are not supported".to_string(),
+                ErrorKind::UnsupportedBackreference => {
+                    "backreferences are not supported".to_string()
+                }
                 k => k.to_string(),
             });
         }
     }
-    regex_syntax::ParserBuilder::new().build().parse(re).map(|_| ()).map_err(|e| match e {
-        regex_syntax::Error::Translate(t) => t.kind().to_string(),
-        other => other.to_string(),
-    })
+    regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(re)
+        .map(|_| ())
+        .map_err(|e| match e {
+            regex_syntax::Error::Translate(t) => t.kind().to_string(),
+            other => other.to_string(),
+        })
 }
 
 /// The words of a `prefix "..."` matcher.
@@ -118,5 +130,7 @@ pub fn never_matches(anchored: &str) -> Option<&'static str> {
 /// `**` that is not a whole path segment acts as `*` in globset and in
 /// picomatch alike, which is rarely what the author meant.
 pub fn partial_globstar(pattern: &str) -> bool {
-    pattern.split('/').any(|seg| seg.contains("**") && seg != "**")
+    pattern
+        .split('/')
+        .any(|seg| seg.contains("**") && seg != "**")
 }

@@ -26,7 +26,11 @@ struct Ctx<'a> {
     reported_cycles: HashSet<Vec<(usize, String)>>,
 }
 
-pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<Diagnostic>) -> Lowered {
+pub(super) fn resolve(
+    modules: &[Module],
+    opts: &LowerOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> Lowered {
     let mut cx = Ctx {
         modules,
         opts,
@@ -48,7 +52,9 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
     for (m, module) in modules.iter().enumerate() {
         for (p, pol) in module.file.policies.iter().enumerate() {
             let id = order.len() as u32;
-            cx.policy_ids.entry((m, pol.name.node.clone())).or_insert(id);
+            cx.policy_ids
+                .entry((m, pol.name.node.clone()))
+                .or_insert(id);
             order.push((m, p));
         }
     }
@@ -66,10 +72,19 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
                             .help("list the policies to combine, or write a policy with `default allow` if allow-all is intended"),
                     );
                 }
-                PolicyBody::All(names.iter().filter_map(|n| cx.lookup_policy(m, n)).collect())
+                PolicyBody::All(
+                    names
+                        .iter()
+                        .filter_map(|n| cx.lookup_policy(m, n))
+                        .collect(),
+                )
             }
         };
-        policies.push(ResolvedPolicy { name, loc: pol.loc, body });
+        policies.push(ResolvedPolicy {
+            name,
+            loc: pol.loc,
+            body,
+        });
     }
     cx.check_all_cycles(&policies);
 
@@ -79,7 +94,11 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
     let rules_resolved = !cx.diags.iter().any(Diagnostic::is_error);
     if let Some(root) = modules.first() {
         for t in &root.file.tests {
-            let Some(pid) = cx.lookup_policy_for(0, &t.name, "a test block is named after the policy it tests") else {
+            let Some(pid) = cx.lookup_policy_for(
+                0,
+                &t.name,
+                "a test block is named after the policy it tests",
+            ) else {
                 continue;
             };
             let mut labels = Vec::new();
@@ -89,7 +108,10 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
                 if !labels.contains(&by.node.as_str()) {
                     let mut d = Diagnostic::error(
                         "permc::unknown-rule",
-                        format!("no rule of policy `{}` is labelled `{}`", t.name.node, by.node),
+                        format!(
+                            "no rule of policy `{}` is labelled `{}`",
+                            t.name.node, by.node
+                        ),
                     )
                     .label(by.loc, "no such rule");
                     d = d.help(did_you_mean(&by.node, labels.iter().copied()).unwrap_or_else(|| {
@@ -125,7 +147,10 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
         tool_index: cx.tool_index,
         policies,
         policy_index,
-        tests: modules.first().map(|m| m.file.tests.clone()).unwrap_or_default(),
+        tests: modules
+            .first()
+            .map(|m| m.file.tests.clone())
+            .unwrap_or_default(),
         root_policies,
         warnings: Vec::new(),
     }
@@ -133,7 +158,9 @@ pub(super) fn resolve(modules: &[Module], opts: &LowerOptions, diags: &mut Vec<D
 
 /// Every rule label a policy (or a composition) can decide with.
 fn collect_labels<'p>(policies: &'p [ResolvedPolicy], id: u32, out: &mut Vec<&'p str>, depth: u32) {
-    let Some(p) = policies.get(id as usize) else { return };
+    let Some(p) = policies.get(id as usize) else {
+        return;
+    };
     match &p.body {
         PolicyBody::Rules(list) => out.extend(list.rules.iter().map(|r| r.label.as_str())),
         // Cycles are reported elsewhere; the depth cap keeps this finite.
@@ -147,7 +174,11 @@ fn collect_labels<'p>(policies: &'p [ResolvedPolicy], id: u32, out: &mut Vec<&'p
 }
 
 fn qualify(module: &str, name: &str) -> String {
-    if module.is_empty() { name.to_string() } else { format!("{module}.{name}") }
+    if module.is_empty() {
+        name.to_string()
+    } else {
+        format!("{module}.{name}")
+    }
 }
 
 impl Ctx<'_> {
@@ -165,7 +196,15 @@ impl Ctx<'_> {
                 let mut stack = vec![(m, preset.name.node.clone())];
                 let body = preset.body.clone();
                 let mut sink = Vec::new();
-                self.splice(m, &body, DEFAULT_WORKSPACE, &mut stack, &[], &mut sink, false);
+                self.splice(
+                    m,
+                    &body,
+                    DEFAULT_WORKSPACE,
+                    &mut stack,
+                    &[],
+                    &mut sink,
+                    false,
+                );
             }
         }
         self.mute_presets = true;
@@ -174,7 +213,10 @@ impl Ctx<'_> {
     fn collect_tools(&mut self) {
         for module in self.modules {
             for op in &module.file.operations {
-                self.ops.entry(op.node.clone()).or_default().insert(OpKind::Bare);
+                self.ops
+                    .entry(op.node.clone())
+                    .or_default()
+                    .insert(OpKind::Bare);
             }
         }
         let mut first_loc: HashMap<String, Loc> = HashMap::new();
@@ -194,17 +236,33 @@ impl Ctx<'_> {
                     continue;
                 }
                 first_loc.insert(name.clone(), decl.name.loc);
-                let stmts = decl.stmts.iter().filter_map(|s| self.tool_stmt(&name, s)).collect();
-                self.tool_index.insert(name.clone(), self.tools.len() as u32);
-                self.tools.push(ToolDef { name, stmts, loc: decl.loc });
+                let stmts = decl
+                    .stmts
+                    .iter()
+                    .filter_map(|s| self.tool_stmt(&name, s))
+                    .collect();
+                self.tool_index
+                    .insert(name.clone(), self.tools.len() as u32);
+                self.tools.push(ToolDef {
+                    name,
+                    stmts,
+                    loc: decl.loc,
+                });
             }
         }
     }
 
-    fn tool_stmt(&mut self, tool: &str, s: &Node<crate::syntax::ast::ToolStmt>) -> Option<ToolStmtDef> {
+    fn tool_stmt(
+        &mut self,
+        tool: &str,
+        s: &Node<crate::syntax::ast::ToolStmt>,
+    ) -> Option<ToolStmtDef> {
         let op = s.op.node.clone();
         use crate::syntax::ast::StmtFlag;
-        let command_flag = s.flags.iter().any(|f| matches!(f.node, StmtFlag::Shell | StmtFlag::Raw));
+        let command_flag = s
+            .flags
+            .iter()
+            .any(|f| matches!(f.node, StmtFlag::Shell | StmtFlag::Raw));
         let kind = if op == "exec" || command_flag {
             OpKind::Command
         } else if s.field.is_some() {
@@ -215,9 +273,12 @@ impl Ctx<'_> {
         let mut ok = true;
         if kind == OpKind::Command && s.field.is_none() {
             self.report(
-                Diagnostic::error("permc::tool-decl", format!("command operation `{op}` in tool `{tool}` names no input field"))
-                    .label(s.loc, "which field holds the command?")
-                    .help("write e.g. `exec input.command`"),
+                Diagnostic::error(
+                    "permc::tool-decl",
+                    format!("command operation `{op}` in tool `{tool}` names no input field"),
+                )
+                .label(s.loc, "which field holds the command?")
+                .help("write e.g. `exec input.command`"),
             );
             ok = false;
         }
@@ -241,9 +302,12 @@ impl Ctx<'_> {
         }
         if let (Some(cwd), false) = (&s.cwd, kind == OpKind::Command) {
             self.report(
-                Diagnostic::error("permc::tool-decl", "`cwd` applies only to `exec` statements")
-                    .label(cwd.loc, "the working directory of what command?")
-                    .help("move `cwd input.FIELD` onto the tool's `exec` statement"),
+                Diagnostic::error(
+                    "permc::tool-decl",
+                    "`cwd` applies only to `exec` statements",
+                )
+                .label(cwd.loc, "the working directory of what command?")
+                .help("move `cwd input.FIELD` onto the tool's `exec` statement"),
             );
             ok = false;
         }
@@ -253,35 +317,66 @@ impl Ctx<'_> {
             let (fits, what, help) = match flag.node {
                 StmtFlag::ElseCwd => {
                     else_cwd = true;
-                    (s.field.is_some() && kind == OpKind::Path, "`else cwd`", "`else cwd` gives a missing path field the request's working directory")
+                    (
+                        s.field.is_some() && kind == OpKind::Path,
+                        "`else cwd`",
+                        "`else cwd` gives a missing path field the request's working directory",
+                    )
                 }
-                StmtFlag::Shell => (kind == OpKind::Command, "`shell`", "`shell` marks a command operation; it needs an input field"),
+                StmtFlag::Shell => (
+                    kind == OpKind::Command,
+                    "`shell`",
+                    "`shell` marks a command operation; it needs an input field",
+                ),
                 StmtFlag::Raw => {
                     raw = true;
-                    (kind == OpKind::Command, "`raw`", "`raw` keeps an `exec` command as one segment (for code, not shell)")
+                    (
+                        kind == OpKind::Command,
+                        "`raw`",
+                        "`raw` keeps an `exec` command as one segment (for code, not shell)",
+                    )
                 }
                 StmtFlag::Json => {
                     json = true;
-                    (s.field.is_some(), "`json`", "`json` decodes a field holding a JSON list of strings")
+                    (
+                        s.field.is_some(),
+                        "`json`",
+                        "`json` decodes a field holding a JSON list of strings",
+                    )
                 }
                 StmtFlag::Expand => {
                     expand = true;
-                    (kind == OpKind::Path, "`expand`", "`expand` expands glob path inputs against the filesystem")
+                    (
+                        kind == OpKind::Path,
+                        "`expand`",
+                        "`expand` expands glob path inputs against the filesystem",
+                    )
                 }
                 StmtFlag::Parent => {
                     parent = true;
-                    (kind == OpKind::Path, "`parent`", "`parent` makes the item the path's parent directory")
+                    (
+                        kind == OpKind::Path,
+                        "`parent`",
+                        "`parent` makes the item the path's parent directory",
+                    )
                 }
                 StmtFlag::Fs(positive, k) => {
                     fs.push((positive, k));
-                    (kind == OpKind::Path, "a filesystem condition", "`if`/`unless exists|file|dir` filter path items by what is on disk")
+                    (
+                        kind == OpKind::Path,
+                        "a filesystem condition",
+                        "`if`/`unless exists|file|dir` filter path items by what is on disk",
+                    )
                 }
             };
             if !fits {
                 self.report(
-                    Diagnostic::error("permc::tool-decl", format!("{what} does not apply to this statement"))
-                        .label(flag.loc, "not applicable here")
-                        .help(help),
+                    Diagnostic::error(
+                        "permc::tool-decl",
+                        format!("{what} does not apply to this statement"),
+                    )
+                    .label(flag.loc, "not applicable here")
+                    .help(help),
                 );
                 ok = false;
             }
@@ -318,10 +413,13 @@ impl Ctx<'_> {
             for n in names {
                 if let Some(prev) = seen.get(n.node.as_str()) {
                     self.report(
-                        Diagnostic::error("permc::duplicate-name", format!("`{}` is defined twice", n.node))
-                            .label(n.loc, "defined again here")
-                            .label(*prev, "first defined here")
-                            .help("presets and policies share one namespace per file; rename one"),
+                        Diagnostic::error(
+                            "permc::duplicate-name",
+                            format!("`{}` is defined twice", n.node),
+                        )
+                        .label(n.loc, "defined again here")
+                        .label(*prev, "first defined here")
+                        .help("presets and policies share one namespace per file; rename one"),
                     );
                 } else {
                     seen.insert(&n.node, n.loc);
@@ -350,12 +448,25 @@ impl Ctx<'_> {
                 return Some(id);
             }
         }
-        let known: Vec<String> = self.modules[m].file.policies.iter().map(|p| p.name.node.clone()).collect();
-        let mut d = Diagnostic::error("permc::unknown-policy", format!("unknown policy `{}`", name.node))
-            .label(name.loc, "no policy has this name");
+        let known: Vec<String> = self.modules[m]
+            .file
+            .policies
+            .iter()
+            .map(|p| p.name.node.clone())
+            .collect();
+        let mut d = Diagnostic::error(
+            "permc::unknown-policy",
+            format!("unknown policy `{}`", name.node),
+        )
+        .label(name.loc, "no policy has this name");
         if let Some(h) = did_you_mean(&name.node, known.iter().map(String::as_str)) {
             d = d.help(h);
-        } else if self.modules[m].file.presets.iter().any(|p| p.name.node == name.node) {
+        } else if self.modules[m]
+            .file
+            .presets
+            .iter()
+            .any(|p| p.name.node == name.node)
+        {
             d = d.help(format!("`{}` is a preset; {purpose}", name.node));
         } else if known.is_empty() {
             d = d.help("this file defines no policy");
@@ -396,10 +507,13 @@ impl Ctx<'_> {
             };
             if let Some(prev) = slot_loc {
                 self.report(
-                    Diagnostic::error("permc::duplicate-setting", format!("`{what}` is set twice in one policy"))
-                        .label(s.loc, "set again here")
-                        .label(prev, "first set here")
-                        .help("keep one; a later setting would silently override the first"),
+                    Diagnostic::error(
+                        "permc::duplicate-setting",
+                        format!("`{what}` is set twice in one policy"),
+                    )
+                    .label(s.loc, "set again here")
+                    .label(prev, "first set here")
+                    .help("keep one; a later setting would silently override the first"),
                 );
             }
         }
@@ -474,19 +588,46 @@ impl Ctx<'_> {
         out: &mut Vec<ResolvedRule>,
     ) {
         let found = self.module_of(m, &name.node).and_then(|(mm, n)| {
-            self.modules[mm].file.presets.iter().position(|p| p.name.node == n).map(|i| (mm, i))
+            self.modules[mm]
+                .file
+                .presets
+                .iter()
+                .position(|p| p.name.node == n)
+                .map(|i| (mm, i))
         });
         let Some((mm, pi)) = found else {
-            let mut known: Vec<String> = self.modules[m].file.presets.iter().map(|p| p.name.node.clone()).collect();
+            let mut known: Vec<String> = self.modules[m]
+                .file
+                .presets
+                .iter()
+                .map(|p| p.name.node.clone())
+                .collect();
             for (alias, &im) in &self.modules[m].imports {
-                known.extend(self.modules[im].file.presets.iter().map(|p| format!("{alias}.{}", p.name.node)));
+                known.extend(
+                    self.modules[im]
+                        .file
+                        .presets
+                        .iter()
+                        .map(|p| format!("{alias}.{}", p.name.node)),
+                );
             }
-            let mut d = Diagnostic::error("permc::unknown-preset", format!("unknown preset `{}`", name.node))
-                .label(name.loc, "no preset has this name");
+            let mut d = Diagnostic::error(
+                "permc::unknown-preset",
+                format!("unknown preset `{}`", name.node),
+            )
+            .label(name.loc, "no preset has this name");
             if let Some(h) = did_you_mean(&name.node, known.iter().map(String::as_str)) {
                 d = d.help(h);
-            } else if self.modules[m].file.policies.iter().any(|p| p.name.node == name.node) {
-                d = d.help(format!("`{}` is a policy; `use` splices presets (compose policies with `all(...)`)", name.node));
+            } else if self.modules[m]
+                .file
+                .policies
+                .iter()
+                .any(|p| p.name.node == name.node)
+            {
+                d = d.help(format!(
+                    "`{}` is a policy; `use` splices presets (compose policies with `all(...)`)",
+                    name.node
+                ));
             } else if !known.is_empty() {
                 d = d.help(format!("known presets: {}", known.join(", ")));
             }
@@ -503,12 +644,22 @@ impl Ctx<'_> {
             if !self.reported_cycles.insert(members) {
                 return;
             }
-            let chain: Vec<String> = stack.iter().map(|(_, n)| n.clone()).chain([key.1.clone()]).collect();
+            let chain: Vec<String> = stack
+                .iter()
+                .map(|(_, n)| n.clone())
+                .chain([key.1.clone()])
+                .collect();
             self.report(
-                Diagnostic::error("permc::use-cycle", format!("preset `{}` uses itself", key.1))
-                    .label(name.loc, "this `use` closes the cycle")
-                    .label(preset.name.loc, "preset defined here")
-                    .help(format!("the cycle is {}; remove one `use`", chain.join(" -> "))),
+                Diagnostic::error(
+                    "permc::use-cycle",
+                    format!("preset `{}` uses itself", key.1),
+                )
+                .label(name.loc, "this `use` closes the cycle")
+                .label(preset.name.loc, "preset defined here")
+                .help(format!(
+                    "the cycle is {}; remove one `use`",
+                    chain.join(" -> ")
+                )),
             );
             return;
         }
@@ -591,8 +742,11 @@ impl Ctx<'_> {
                     if !self.ops.contains_key(&op.node) {
                         ok = false;
                         let known: Vec<&str> = self.ops.keys().map(String::as_str).collect();
-                        let mut d = Diagnostic::error("permc::unknown-operation", format!("unknown operation `{}`", op.node))
-                            .label(op.loc, "no declared tool has this operation");
+                        let mut d = Diagnostic::error(
+                            "permc::unknown-operation",
+                            format!("unknown operation `{}`", op.node),
+                        )
+                        .label(op.loc, "no declared tool has this operation");
                         d = d.help(did_you_mean(&op.node, known.iter().copied()).unwrap_or_else(|| {
                             let mut k = known.clone();
                             k.sort_unstable();
@@ -615,10 +769,15 @@ impl Ctx<'_> {
                             let n = self.resolve_tool_name(m, t, quoted);
                             if n != "*" && !self.tool_index.contains_key(&n) {
                                 ok = false;
-                                let known: Vec<&str> = self.tool_index.keys().map(String::as_str).collect();
-                                let mut d = Diagnostic::error("permc::unknown-tool", format!("unknown tool `{n}`"))
-                                    .label(t.loc, "not declared");
-                                let looks_like_pattern = quoted && (n.contains('/') || n.contains('*'));
+                                let known: Vec<&str> =
+                                    self.tool_index.keys().map(String::as_str).collect();
+                                let mut d = Diagnostic::error(
+                                    "permc::unknown-tool",
+                                    format!("unknown tool `{n}`"),
+                                )
+                                .label(t.loc, "not declared");
+                                let looks_like_pattern =
+                                    quoted && (n.contains('/') || n.contains('*'));
                                 d = d.help(did_you_mean(&n, known.iter().copied()).unwrap_or_else(|| {
                                     if looks_like_pattern {
                                         "this looks like a pattern: patterns follow the tool list without a comma, e.g. `on file_read \"**/.env\"`".to_string()
@@ -657,7 +816,9 @@ impl Ctx<'_> {
                     );
                 }
                 let first = matchers.first().map(|mt| match &mt.node {
-                    Matcher::Glob { pattern, negated } => format!("{}{pattern}", if *negated { "!" } else { "" }),
+                    Matcher::Glob { pattern, negated } => {
+                        format!("{}{pattern}", if *negated { "!" } else { "" })
+                    }
                     Matcher::Regex(re) => re.clone(),
                     Matcher::Prefix(p) => p.clone(),
                     Matcher::Scope { path, .. } => format!("scope {path}"),
@@ -715,17 +876,29 @@ impl Ctx<'_> {
     fn warn_unreachable_ops(&mut self, r: &Rule, ops: &[String], tools: Option<&[String]>) {
         let Some(tools) = tools else { return };
         for t in tools {
-            let Some(&ti) = self.tool_index.get(t) else { continue };
+            let Some(&ti) = self.tool_index.get(t) else {
+                continue;
+            };
             let def = &self.tools[ti as usize];
             if !def.stmts.iter().any(|s| ops.contains(&s.op)) {
                 let have: Vec<&str> = def.stmts.iter().map(|s| s.op.as_str()).collect();
                 self.report(
                     Diagnostic::warning(
                         "permc::unreachable-rule",
-                        format!("tool `{t}` has no `{}` operation, so this rule never matches it", ops.join("`/`")),
+                        format!(
+                            "tool `{t}` has no `{}` operation, so this rule never matches it",
+                            ops.join("`/`")
+                        ),
                     )
                     .label(r.loc, "never matches this tool")
-                    .help(format!("`{t}` produces: {}", if have.is_empty() { "only the bare tool item".into() } else { have.join(", ") })),
+                    .help(format!(
+                        "`{t}` produces: {}",
+                        if have.is_empty() {
+                            "only the bare tool item".into()
+                        } else {
+                            have.join(", ")
+                        }
+                    )),
                 );
             }
         }
@@ -760,15 +933,25 @@ impl Ctx<'_> {
                 let anchored = anchor_glob(pattern, ws);
                 if let Some(why) = super::patterns::never_matches(&anchored) {
                     self.report(
-                        Diagnostic::warning("permc::empty-matcher", format!("glob `{pattern}` can never match"))
-                            .label(loc, "matches no normalised path")
-                            .help(format!("{why}; paths are made absolute and normalised before matching")),
+                        Diagnostic::warning(
+                            "permc::empty-matcher",
+                            format!("glob `{pattern}` can never match"),
+                        )
+                        .label(loc, "matches no normalised path")
+                        .help(format!(
+                            "{why}; paths are made absolute and normalised before matching"
+                        )),
                     );
                 } else if super::patterns::partial_globstar(pattern) {
                     self.report(
-                        Diagnostic::warning("permc::partial-globstar", format!("`**` in `{pattern}` is not a whole path segment, so it acts as `*`"))
-                            .label(loc, "stays inside one segment")
-                            .help("write `**/` to span directories, e.g. `**/*.env`"),
+                        Diagnostic::warning(
+                            "permc::partial-globstar",
+                            format!(
+                                "`**` in `{pattern}` is not a whole path segment, so it acts as `*`"
+                            ),
+                        )
+                        .label(loc, "stays inside one segment")
+                        .help("write `**/` to span directories, e.g. `**/*.env`"),
                     );
                 }
                 match glob_regex(&anchored) {
@@ -791,11 +974,18 @@ impl Ctx<'_> {
             }
             Matcher::Regex(re) => {
                 if !has(OpKind::Path) && !has(OpKind::Command) && !kinds.is_empty() {
-                    self.report(mismatch("a regex", "operations that carry no path or command", "drop the regex to match every item, or name an operation with a subject"));
+                    self.report(mismatch(
+                        "a regex",
+                        "operations that carry no path or command",
+                        "drop the regex to match every item, or name an operation with a subject",
+                    ));
                     return Err(());
                 }
                 match check_regex(re) {
-                    Ok(()) => Ok(Some(ResolvedMatcher::Regex { source: re.clone(), loc })),
+                    Ok(()) => Ok(Some(ResolvedMatcher::Regex {
+                        source: re.clone(),
+                        loc,
+                    })),
                     Err(e) => {
                         let help = if e.starts_with("look-around") {
                             "permc regexes run in linear time, without look-around; express the exclusion as an earlier rule instead"
@@ -805,9 +995,12 @@ impl Ctx<'_> {
                             "permc regexes use the syntax of Rust's `regex` crate; write a slash inside `/.../` as `\\/`"
                         };
                         self.report(
-                            Diagnostic::error("permc::invalid-regex", format!("invalid regex `{re}`: {e}"))
-                                .label(loc, "invalid regex")
-                                .help(help),
+                            Diagnostic::error(
+                                "permc::invalid-regex",
+                                format!("invalid regex `{re}`: {e}"),
+                            )
+                            .label(loc, "invalid regex")
+                            .help(help),
                         );
                         Err(())
                     }
@@ -815,7 +1008,11 @@ impl Ctx<'_> {
             }
             Matcher::Prefix(p) => {
                 if !has(OpKind::Command) && !kinds.is_empty() {
-                    self.report(mismatch("`prefix`", "items that are not commands", "use `prefix` with `exec` rules; match paths with a glob"));
+                    self.report(mismatch(
+                        "`prefix`",
+                        "items that are not commands",
+                        "use `prefix` with `exec` rules; match paths with a glob",
+                    ));
                     return Err(());
                 }
                 let words = prefix_words(p);
@@ -831,15 +1028,22 @@ impl Ctx<'_> {
             }
             Matcher::Scope { path, kind } => {
                 if !has(OpKind::Path) && !kinds.is_empty() {
-                    self.report(mismatch("`scope`", "items that are not paths", "scopes bound path operations"));
+                    self.report(mismatch(
+                        "`scope`",
+                        "items that are not paths",
+                        "scopes bound path operations",
+                    ));
                     return Err(());
                 }
                 let anchored = anchor_glob(path, ws);
                 let Ok(mut abs) = crate::paths::normalize(&anchored, "/") else {
                     self.report(
-                        Diagnostic::error("permc::invalid-scope", format!("invalid scope `{path}`"))
-                            .label(loc, "not a path")
-                            .help("a scope is a path: a file or a directory"),
+                        Diagnostic::error(
+                            "permc::invalid-scope",
+                            format!("invalid scope `{path}`"),
+                        )
+                        .label(loc, "not a path")
+                        .help("a scope is a path: a file or a directory"),
                     );
                     return Err(());
                 };
@@ -854,7 +1058,11 @@ impl Ctx<'_> {
                 // An existing directory admits its descendants; a file, or a
                 // path that does not exist yet, only itself.
                 let literal = globset::escape(&abs);
-                let pattern = if kind == Some(crate::syntax::ast::FsKind::Dir) { format!("{}/**", literal.trim_end_matches('/')) } else { literal };
+                let pattern = if kind == Some(crate::syntax::ast::FsKind::Dir) {
+                    format!("{}/**", literal.trim_end_matches('/'))
+                } else {
+                    literal
+                };
                 match glob_regex(&pattern) {
                     Ok(regex) => Ok(Some(ResolvedMatcher::Glob {
                         source: format!("scope {path}"),
@@ -864,14 +1072,24 @@ impl Ctx<'_> {
                         loc,
                     })),
                     Err(e) => {
-                        self.report(Diagnostic::error("permc::invalid-scope", format!("invalid scope `{path}`: {e}")).label(loc, "here"));
+                        self.report(
+                            Diagnostic::error(
+                                "permc::invalid-scope",
+                                format!("invalid scope `{path}`: {e}"),
+                            )
+                            .label(loc, "here"),
+                        );
                         Err(())
                     }
                 }
             }
             Matcher::CwdOutsideWorkspace => {
                 if !has(OpKind::Command) && !kinds.is_empty() {
-                    self.report(mismatch("`cwd outside workspace`", "items without a working directory", "cwd gates apply to `exec` rules"));
+                    self.report(mismatch(
+                        "`cwd outside workspace`",
+                        "items without a working directory",
+                        "cwd gates apply to `exec` rules",
+                    ));
                     return Err(());
                 }
                 Ok(None)
@@ -883,7 +1101,9 @@ impl Ctx<'_> {
     /// in decisions, audit records or `by` expectations.
     fn check_rule_names(&mut self, policies: &[ResolvedPolicy]) {
         for p in policies {
-            let PolicyBody::Rules(list) = &p.body else { continue };
+            let PolicyBody::Rules(list) = &p.body else {
+                continue;
+            };
             let mut seen: HashMap<&str, &ResolvedRule> = HashMap::new();
             for r in &list.rules {
                 let Some(name) = &r.name else { continue };
@@ -932,9 +1152,17 @@ impl Ctx<'_> {
                         }
                         1 => {
                             self.report(
-                                Diagnostic::error("permc::all-cycle", format!("policy `{}` includes itself through `all(...)`", policies[child].name))
-                                    .label(policies[node].loc, "this composition closes the cycle")
-                                    .help("a composition must not contain itself; remove one reference"),
+                                Diagnostic::error(
+                                    "permc::all-cycle",
+                                    format!(
+                                        "policy `{}` includes itself through `all(...)`",
+                                        policies[child].name
+                                    ),
+                                )
+                                .label(policies[node].loc, "this composition closes the cycle")
+                                .help(
+                                    "a composition must not contain itself; remove one reference",
+                                ),
                             );
                         }
                         _ => {}

@@ -15,7 +15,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { nfa_bytes: 64 << 20, dfa_bytes: 16 << 20, cache_bytes: 8 << 20 }
+        Limits {
+            nfa_bytes: 64 << 20,
+            dfa_bytes: 16 << 20,
+            cache_bytes: 8 << 20,
+        }
     }
 }
 
@@ -49,7 +53,8 @@ impl Automaton {
     /// patterns only at their anchors).
     pub fn matches(&self, subject: &[u8]) -> PatternSet {
         let mut set = PatternSet::new(self.re.pattern_len());
-        self.re.which_overlapping_matches(&Input::new(subject), &mut set);
+        self.re
+            .which_overlapping_matches(&Input::new(subject), &mut set);
         set
     }
 }

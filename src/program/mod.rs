@@ -74,7 +74,11 @@ impl Program {
                 },
             }
         }
-        if errors.is_empty() { Ok(Program { policies }) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(Program { policies })
+        } else {
+            Err(errors)
+        }
     }
 }
 
@@ -97,7 +101,12 @@ impl PolicyProgram {
                 .rules
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| tool.map_or_else(|| r.tools.as_ref().is_none_or(|t| t.iter().any(|n| n == "*")), |t| r.applies_to_tool(t)))
+                .filter(|(_, r)| {
+                    tool.map_or_else(
+                        || r.tools.as_ref().is_none_or(|t| t.iter().any(|n| n == "*")),
+                        |t| r.applies_to_tool(t),
+                    )
+                })
                 .filter(|(_, r)| r.applies_to_op(op))
                 .map(|(i, _)| i as u32)
                 .collect();
@@ -194,7 +203,13 @@ impl PolicyProgram {
         match self.combine {
             Combine::FirstMatch => cands.into_iter().min(),
             Combine::Strictest => cands.into_iter().max_by_key(|&i| {
-                (self.effects.get(i as usize).copied().unwrap_or(Effect::Deny), std::cmp::Reverse(i))
+                (
+                    self.effects
+                        .get(i as usize)
+                        .copied()
+                        .unwrap_or(Effect::Deny),
+                    std::cmp::Reverse(i),
+                )
             }),
         }
     }
@@ -232,7 +247,8 @@ impl RuleSet {
                         text_res.push(source.clone());
                     }
                     ResolvedMatcher::Prefix { words, .. } => {
-                        let body: Vec<String> = words.iter().map(|w| regex_syntax::escape(w)).collect();
+                        let body: Vec<String> =
+                            words.iter().map(|w| regex_syntax::escape(w)).collect();
                         set.words_pats.push(i);
                         word_res.push(format!(r"\A{}(?:\x00|\z)", body.join(r"\x00")));
                     }
@@ -240,7 +256,11 @@ impl RuleSet {
             }
         }
         let build = |res: &[String]| -> Result<Option<Automaton>, String> {
-            if res.is_empty() { Ok(None) } else { Automaton::new(res, limits).map(Some) }
+            if res.is_empty() {
+                Ok(None)
+            } else {
+                Automaton::new(res, limits).map(Some)
+            }
         };
         set.path = build(&path_res)?;
         set.text = build(&text_res)?;

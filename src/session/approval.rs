@@ -57,8 +57,16 @@ pub fn decide_with_callback(
 ) -> Decision {
     // The SDK's input validation: a pending call without a tool_use_id is
     // malformed, and malformed is deny.
-    if req.id.as_ref().is_none_or(|id| id.is_null() || id.as_str() == Some("")) {
-        return Decision::malformed(req.id.clone(), &policy.selected_name(), "the call has no tool_use_id (request `id`)");
+    if req
+        .id
+        .as_ref()
+        .is_none_or(|id| id.is_null() || id.as_str() == Some(""))
+    {
+        return Decision::malformed(
+            req.id.clone(),
+            &policy.selected_name(),
+            "the call has no tool_use_id (request `id`)",
+        );
     }
     let mut d = policy.decide(req);
     if d.decision != Effect::Ask {
@@ -66,7 +74,10 @@ pub fn decide_with_callback(
     }
     let Some(cb) = callback else {
         d.decision = Effect::Deny;
-        d.reason = format!("approval required and no approval callback is configured: {}", d.reason);
+        d.reason = format!(
+            "approval required and no approval callback is configured: {}",
+            d.reason
+        );
         return d;
     };
     let ask = ApprovalRequest {
@@ -96,7 +107,10 @@ pub fn decide_with_callback(
             // The rewritten input is a new call: it must fit the tool's
             // declaration, and the policy must not deny it (permc is stricter
             // than the SDK here, which only re-validates).
-            let new_req = Request { input: updated, ..req.clone() };
+            let new_req = Request {
+                input: updated,
+                ..req.clone()
+            };
             let again = policy.decide(&new_req);
             if again.reason.starts_with("malformed request:") {
                 return deny(again, UPDATED_INPUT_INVALID.to_string());

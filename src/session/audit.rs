@@ -43,9 +43,18 @@ pub fn command_hash(command: &str) -> String {
 }
 
 impl AuditRecord {
-    pub fn new(req: &Request, d: &Decision, action: Option<DenyAction>, reviewer_denied: bool) -> AuditRecord {
+    pub fn new(
+        req: &Request,
+        d: &Decision,
+        action: Option<DenyAction>,
+        reviewer_denied: bool,
+    ) -> AuditRecord {
         let paths: Vec<String> = d.items.iter().filter_map(|i| i.path.clone()).collect();
-        let commands: Vec<String> = d.items.iter().filter_map(|i| i.command.as_deref().map(command_hash)).collect();
+        let commands: Vec<String> = d
+            .items
+            .iter()
+            .filter_map(|i| i.command.as_deref().map(command_hash))
+            .collect();
         AuditRecord {
             event: event_of(d),
             decision: match d.decision {
@@ -57,14 +66,19 @@ impl AuditRecord {
             paths: (!paths.is_empty()).then_some(paths),
             command_hash: (!commands.is_empty()).then_some(commands),
             matched_rule: d.rule.clone(),
-            deny_action: if d.decision == Effect::Deny { action } else { None },
+            deny_action: if d.decision == Effect::Deny {
+                action
+            } else {
+                None
+            },
             reviewer_denied,
             id: req.id.clone(),
         }
     }
 
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| r#"{"event":"tool.permission","decision":"deny"}"#.into())
+        serde_json::to_string(self)
+            .unwrap_or_else(|_| r#"{"event":"tool.permission","decision":"deny"}"#.into())
     }
 }
 

@@ -49,7 +49,9 @@ pub enum Submitted {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BrokerError {
-    #[error("the decision is `{0}`, not an approval request; enable record_immediate_decisions to record it")]
+    #[error(
+        "the decision is `{0}`, not an approval request; enable record_immediate_decisions to record it"
+    )]
     NotAnApproval(Effect),
     #[error("no pending approval `{0}`")]
     UnknownRequest(String),
@@ -78,7 +80,10 @@ impl Broker {
     /// passed to [`Broker::submit`] are recorded (pending then resolved
     /// events) instead of rejected.
     pub fn new(record_immediate_decisions: bool) -> Broker {
-        Broker { record_immediate_decisions, ..Broker::default() }
+        Broker {
+            record_immediate_decisions,
+            ..Broker::default()
+        }
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, State>, BrokerError> {
@@ -104,7 +109,11 @@ impl Broker {
         emit(&mut st, ApprovalStatus::Pending, &record);
         if immediate {
             // Recorded as resolved in the same step: it never lingers in pending().
-            let done = ApprovalRecord { status: ApprovalStatus::Resolved, final_decision: Some(decision.clone()), ..record };
+            let done = ApprovalRecord {
+                status: ApprovalStatus::Resolved,
+                final_decision: Some(decision.clone()),
+                ..record
+            };
             emit(&mut st, ApprovalStatus::Resolved, &done);
             st.records.insert(n, done);
             return Ok(Submitted::Decided(decision));
@@ -117,7 +126,13 @@ impl Broker {
     /// A snapshot of the pending records, oldest first.
     pub fn pending(&self) -> Vec<ApprovalRecord> {
         self.lock()
-            .map(|st| st.records.values().filter(|r| r.status == ApprovalStatus::Pending).cloned().collect())
+            .map(|st| {
+                st.records
+                    .values()
+                    .filter(|r| r.status == ApprovalStatus::Pending)
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -142,7 +157,10 @@ impl Broker {
             .find(|(_, r)| r.request_id == request_id && r.status == ApprovalStatus::Pending)
             .map(|(k, _)| *k)
             .ok_or_else(|| BrokerError::UnknownRequest(request_id.to_string()))?;
-        let mut record = st.records.remove(&key).ok_or_else(|| BrokerError::UnknownRequest(request_id.to_string()))?;
+        let mut record = st
+            .records
+            .remove(&key)
+            .ok_or_else(|| BrokerError::UnknownRequest(request_id.to_string()))?;
         record.status = ApprovalStatus::Resolved;
         record.final_decision = Some(decision);
         emit(&mut st, ApprovalStatus::Resolved, &record);
@@ -179,7 +197,10 @@ impl Broker {
 }
 
 fn emit(st: &mut State, status: ApprovalStatus, record: &ApprovalRecord) {
-    let ev = ApprovalEvent { status, record: record.clone() };
+    let ev = ApprovalEvent {
+        status,
+        record: record.clone(),
+    };
     // A subscriber that went away is dropped.
     st.subscribers.retain(|tx| tx.send(ev.clone()).is_ok());
 }

@@ -63,9 +63,19 @@ impl DenyPolicy {
     ) -> (DenyAction, Option<String>) {
         let over = |n: u32, cap: Option<u32>| cap.is_some_and(|c| n > c);
         let exceeded = over(counts.invocation, self.max_denies_per_invocation)
-            || over(counts.per_tool.get(tool).copied().unwrap_or(0), self.max_denies_per_tool.get(tool).copied())
-            || over(counts.same_key.get(key).copied().unwrap_or(0), self.max_denies_same_key);
-        let action = if exceeded { self.on_budget_exceeded } else { self.on_deny };
+            || over(
+                counts.per_tool.get(tool).copied().unwrap_or(0),
+                self.max_denies_per_tool.get(tool).copied(),
+            )
+            || over(
+                counts.same_key.get(key).copied().unwrap_or(0),
+                self.max_denies_same_key,
+            );
+        let action = if exceeded {
+            self.on_budget_exceeded
+        } else {
+            self.on_deny
+        };
         let guidance = (action == OnDeny::Guide).then(|| {
             if exceeded {
                 if let Some(b) = &self.budget_guidance {
@@ -75,7 +85,11 @@ impl DenyPolicy {
             // The rule's guidance, the rule's reason (not for an interrupt
             // rule: that is a question for a human), default_guidance, then
             // a generic fallback.
-            let rule_reason = if reviewer_reject { None } else { rule_reason(d) };
+            let rule_reason = if reviewer_reject {
+                None
+            } else {
+                rule_reason(d)
+            };
             d.guidance
                 .clone()
                 .or(rule_reason)
@@ -89,8 +103,15 @@ impl DenyPolicy {
 /// The deciding rule's own reason text, if it wrote one (generated reasons
 /// are not advice).
 fn rule_reason(d: &Decision) -> Option<String> {
-    let item = d.items.iter().find(|i| i.decision == d.decision && i.rule == d.rule)?;
-    if item.reason_is_written { Some(item.reason.clone()) } else { None }
+    let item = d
+        .items
+        .iter()
+        .find(|i| i.decision == d.decision && i.rule == d.rule)?;
+    if item.reason_is_written {
+        Some(item.reason.clone())
+    } else {
+        None
+    }
 }
 
 /// Denial counts within one invocation.
@@ -114,13 +135,22 @@ pub(super) fn same_key(req: &Request, d: &Decision) -> String {
     let mut subjects: Vec<String> = d
         .items
         .iter()
-        .map(|i| i.path.clone().or_else(|| i.command.clone()).unwrap_or_default())
+        .map(|i| {
+            i.path
+                .clone()
+                .or_else(|| i.command.clone())
+                .unwrap_or_default()
+        })
         .collect();
     subjects.sort();
     subjects.dedup();
     if subjects.iter().all(String::is_empty) {
         // Malformed or bare: the raw input is the key.
-        return format!("{}\0{}", req.tool, serde_json::Value::Object(req.input.clone()));
+        return format!(
+            "{}\0{}",
+            req.tool,
+            serde_json::Value::Object(req.input.clone())
+        );
     }
     format!("{}\0{}", req.tool, subjects.join("\0"))
 }

@@ -11,8 +11,8 @@
 pub mod approval;
 mod audit;
 pub mod broker;
-pub mod text;
 mod deny;
+pub mod text;
 
 pub use audit::{AuditRecord, command_hash};
 pub use deny::{DenyAction, DenyPolicy, OnDeny};
@@ -115,14 +115,20 @@ impl Session {
     /// interrupt rules without guidance leave a rejected call with only the
     /// default guidance or the generic template.
     pub fn warnings(&self) -> Vec<String> {
-        let (Some(dp), Some(policy)) = (&self.deny_policy, &self.policy) else { return Vec::new() };
+        let (Some(dp), Some(policy)) = (&self.deny_policy, &self.policy) else {
+            return Vec::new();
+        };
         if dp.on_deny != OnDeny::Guide && dp.on_budget_exceeded != OnDeny::Guide {
             return Vec::new();
         }
         let mut out = Vec::new();
         for p in &policy.lowered().policies {
             if let crate::lower::PolicyBody::Rules(list) = &p.body {
-                for r in list.rules.iter().filter(|r| r.effect == Effect::Ask && r.guidance.is_none()) {
+                for r in list
+                    .rules
+                    .iter()
+                    .filter(|r| r.effect == Effect::Ask && r.guidance.is_none())
+                {
                     let (line, _) = policy.sources().line_col(r.loc);
                     out.push(format!(
                         "interrupt rule `{}` (line {line}) has no guidance: with on_deny \"guide\", a rejected call falls back to default_guidance or a generic text",
@@ -178,7 +184,12 @@ impl Session {
             Ok(req) => self.evaluate(&req),
             Err(why) => {
                 let d = Decision::malformed(Request::id_of(line), "", &why);
-                let req = Request { tool: String::new(), input: Default::default(), cwd: None, id: d.id.clone() };
+                let req = Request {
+                    tool: String::new(),
+                    input: Default::default(),
+                    cwd: None,
+                    id: d.id.clone(),
+                };
                 self.finish(&req, d, false)
             }
         }
@@ -190,13 +201,23 @@ impl Session {
     pub fn resolve_interrupt(&mut self, id: &str, response: &str) -> Outcome {
         let Some((req, mut decision)) = self.pending.remove(id) else {
             let d = Decision::malformed(None, "", &format!("no pending interrupt `{id}`"));
-            return Outcome { decision: d, action: Some(DenyAction::Continue), guidance: None, interrupt: None };
+            return Outcome {
+                decision: d,
+                action: Some(DenyAction::Continue),
+                guidance: None,
+                interrupt: None,
+            };
         };
         if response == APPROVE_RESPONSE {
             decision.decision = Effect::Allow;
             decision.reason = format!("approved by a reviewer: {}", decision.reason);
             self.write_audit(&req, &decision, None, false);
-            return Outcome { decision, action: None, guidance: None, interrupt: None };
+            return Outcome {
+                decision,
+                action: None,
+                guidance: None,
+                interrupt: None,
+            };
         }
         decision.decision = Effect::Deny;
         decision.reason = format!("rejected by a reviewer: {}", decision.reason);
@@ -230,15 +251,29 @@ impl Session {
         match decision.decision {
             Effect::Allow => {
                 self.write_audit(req, &decision, None, false);
-                Outcome { decision, action: None, guidance: None, interrupt: None }
+                Outcome {
+                    decision,
+                    action: None,
+                    guidance: None,
+                    interrupt: None,
+                }
             }
             Effect::Ask => {
                 self.next_interrupt += 1;
                 let id = format!("interrupt-{}", self.next_interrupt);
-                let interrupt = Interrupt { id: id.clone(), name: audit::interrupt_name(&decision), reason: decision.reason.clone() };
+                let interrupt = Interrupt {
+                    id: id.clone(),
+                    name: audit::interrupt_name(&decision),
+                    reason: decision.reason.clone(),
+                };
                 self.write_audit(req, &decision, None, false);
                 self.pending.insert(id, (req.clone(), decision.clone()));
-                Outcome { decision, action: None, guidance: None, interrupt: Some(interrupt) }
+                Outcome {
+                    decision,
+                    action: None,
+                    guidance: None,
+                    interrupt: Some(interrupt),
+                }
             }
             Effect::Deny => {
                 let key = deny::same_key(req, &decision);
@@ -248,12 +283,23 @@ impl Session {
                     None => (DenyAction::Continue, None),
                 };
                 self.write_audit(req, &decision, Some(action), reviewer);
-                Outcome { decision, action: Some(action), guidance, interrupt: None }
+                Outcome {
+                    decision,
+                    action: Some(action),
+                    guidance,
+                    interrupt: None,
+                }
             }
         }
     }
 
-    fn write_audit(&mut self, req: &Request, d: &Decision, action: Option<DenyAction>, reviewer: bool) {
+    fn write_audit(
+        &mut self,
+        req: &Request,
+        d: &Decision,
+        action: Option<DenyAction>,
+        reviewer: bool,
+    ) {
         if let Some(out) = &mut self.audit {
             let rec = AuditRecord::new(req, d, action, reviewer);
             // Audit is best effort for the host's log; a failed write must

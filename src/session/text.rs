@@ -16,7 +16,10 @@ use crate::syntax::ast::Effect;
 /// assert_eq!(tool_result_text(&d).unwrap(), "permission denied: read is not allowed for `/workspace/private.txt`");
 /// ```
 pub fn tool_result_text(d: &Decision) -> Option<String> {
-    let item = d.items.iter().find(|i| i.decision == d.decision && i.rule == d.rule);
+    let item = d
+        .items
+        .iter()
+        .find(|i| i.decision == d.decision && i.rule == d.rule);
     let tool = item.map(|i| i.tool.as_str()).unwrap_or("tool");
     let subject = item.and_then(|i| i.path.clone().or_else(|| i.command.clone()));
     match d.decision {
@@ -27,7 +30,9 @@ pub fn tool_result_text(d: &Decision) -> Option<String> {
             None => format!("permission denied: {tool} is not allowed"),
         }),
         Effect::Ask => Some(match (item.map(|i| i.op.as_str()), subject) {
-            (Some("network_access"), _) => format!("approval required: {tool} network access awaiting approval"),
+            (Some("network_access"), _) => {
+                format!("approval required: {tool} network access awaiting approval")
+            }
             (_, Some(s)) if item.is_some_and(|i| i.command.is_some()) => {
                 format!("approval required: {tool} command `{s}` awaiting approval")
             }
@@ -56,5 +61,13 @@ pub fn elsai_error_text(d: &Decision) -> Option<String> {
         return None;
     }
     let exec = d.items.iter().any(|i| i.command.is_some());
-    Some(format!("{}: {}", if exec { "ExecutionDenied" } else { "PermissionDenied" }, d.reason))
+    Some(format!(
+        "{}: {}",
+        if exec {
+            "ExecutionDenied"
+        } else {
+            "PermissionDenied"
+        },
+        d.reason
+    ))
 }

@@ -18,7 +18,11 @@ pub struct Loc {
 impl Loc {
     pub fn new(file: FileId, start: usize, end: usize) -> Self {
         // Sources are capped well below 4 GiB when loaded, so these fit.
-        Loc { file, start: start as u32, end: end as u32 }
+        Loc {
+            file,
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
     /// The span as miette wants it.
@@ -67,7 +71,10 @@ impl SourceMap {
     }
 
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<Arc<str>>) -> FileId {
-        self.files.push(SourceFile { name: name.into(), text: text.into() });
+        self.files.push(SourceFile {
+            name: name.into(),
+            text: text.into(),
+        });
         FileId((self.files.len() - 1) as u32)
     }
 
@@ -77,7 +84,9 @@ impl SourceMap {
 
     /// 1-based line and column of a location's start.
     pub fn line_col(&self, loc: Loc) -> (usize, usize) {
-        let Some(file) = self.get(loc.file) else { return (0, 0) };
+        let Some(file) = self.get(loc.file) else {
+            return (0, 0);
+        };
         let upto = &file.text[..(loc.start as usize).min(file.text.len())];
         let line = upto.matches('\n').count() + 1;
         let col = upto.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

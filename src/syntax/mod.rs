@@ -29,8 +29,12 @@ type P<'a> = Pair<'a, Rule>;
 /// assert!(parse("policy p { read \"x\" }", FileId(0)).is_err());
 /// ```
 pub fn parse(src: &str, file: FileId) -> Result<ast::File, Vec<Diagnostic>> {
-    let mut pairs = PermParser::parse(Rule::file, src).map_err(|e| vec![syntax_error(e, src, file)])?;
-    let mut b = Builder { file, errors: Vec::new() };
+    let mut pairs =
+        PermParser::parse(Rule::file, src).map_err(|e| vec![syntax_error(e, src, file)])?;
+    let mut b = Builder {
+        file,
+        errors: Vec::new(),
+    };
     let mut out = ast::File::default();
     if let Some(root) = pairs.next() {
         for item in root.into_inner().filter(not_kw) {
@@ -53,7 +57,11 @@ pub fn parse(src: &str, file: FileId) -> Result<ast::File, Vec<Diagnostic>> {
             }
         }
     }
-    if b.errors.is_empty() { Ok(out) } else { Err(b.errors) }
+    if b.errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(b.errors)
+    }
 }
 
 fn syntax_error(e: pest::error::Error<Rule>, src: &str, file: FileId) -> Diagnostic {
@@ -108,7 +116,9 @@ fn unclosed(src: &str, at: usize, file: FileId) -> Option<Diagnostic> {
         return Some(
             Diagnostic::error("permc::syntax", "syntax error: unterminated string")
                 .label(Loc::new(file, at, at + 1), "this string is never closed")
-                .help("close it with `\"` on the same line; write a quote inside a string as `\\\"`"),
+                .help(
+                    "close it with `\"` on the same line; write a quote inside a string as `\\\"`",
+                ),
         );
     }
     if rest.starts_with('/') && !rest.starts_with("//") && open_quote('/') {
@@ -123,7 +133,10 @@ fn unclosed(src: &str, at: usize, file: FileId) -> Option<Diagnostic> {
         let closes = src.matches('}').count();
         let mut d = Diagnostic::error("permc::syntax", "syntax error: unexpected end of file");
         let end = src.trim_end().len();
-        d = d.label(Loc::new(file, end.saturating_sub(1), end), "the file ends here");
+        d = d.label(
+            Loc::new(file, end.saturating_sub(1), end),
+            "the file ends here",
+        );
         return Some(if opens > closes {
             d.help("a `{` block is not closed; add the missing `}`")
         } else {
@@ -150,7 +163,12 @@ fn rule_name(r: Rule) -> Option<&'static str> {
         Rule::preset => "`preset`",
         Rule::policy => "`policy`",
         Rule::test_block => "`test`",
-        Rule::ident | Rule::qname | Rule::tool_name | Rule::tool_ref | Rule::op_name | Rule::word
+        Rule::ident
+        | Rule::qname
+        | Rule::tool_name
+        | Rule::tool_ref
+        | Rule::op_name
+        | Rule::word
         | Rule::string_or_ident => "a name",
         Rule::string | Rule::glob => "a string",
         Rule::regex => "a `/regex/`",
@@ -164,7 +182,9 @@ fn rule_name(r: Rule) -> Option<&'static str> {
         Rule::policy_all | Rule::policy_body => "`{` or `= all(...)`",
         Rule::test_case => "a test case such as `deny tool { ... }`",
         Rule::tool_stmt => "an operation such as `read input.path`",
-        Rule::cond_eq | Rule::cond_ne | Rule::cond_in | Rule::cond_nin => "`==`, `!=`, `in` or `not in`",
+        Rule::cond_eq | Rule::cond_ne | Rule::cond_in | Rule::cond_nin => {
+            "`==`, `!=`, `in` or `not in`"
+        }
         Rule::rule_name | Rule::reason | Rule::guidance => "`as`, `reason` or `guidance`",
         Rule::on_tools => "`on`",
         Rule::split => "`split`",
@@ -179,34 +199,34 @@ fn not_kw(p: &P) -> bool {
     !matches!(
         p.as_rule(),
         Rule::k_import
-        | Rule::k_tool
-        | Rule::k_preset
-        | Rule::k_policy
-        | Rule::k_test
-        | Rule::k_use
-        | Rule::k_workspace
-        | Rule::k_combine
-        | Rule::k_default
-        | Rule::k_on
-        | Rule::k_as
-        | Rule::k_reason
-        | Rule::k_guidance
-        | Rule::k_prefix
-        | Rule::k_cwd
-        | Rule::k_outside
-        | Rule::k_split
-        | Rule::k_when
-        | Rule::k_in
-        | Rule::k_all
-        | Rule::k_by
-        | Rule::k_else
-        | Rule::k_given
-        | Rule::k_not
-        | Rule::k_grants
-        | Rule::k_operation
-        | Rule::k_scope
-        | Rule::k_if
-        | Rule::k_unless
+            | Rule::k_tool
+            | Rule::k_preset
+            | Rule::k_policy
+            | Rule::k_test
+            | Rule::k_use
+            | Rule::k_workspace
+            | Rule::k_combine
+            | Rule::k_default
+            | Rule::k_on
+            | Rule::k_as
+            | Rule::k_reason
+            | Rule::k_guidance
+            | Rule::k_prefix
+            | Rule::k_cwd
+            | Rule::k_outside
+            | Rule::k_split
+            | Rule::k_when
+            | Rule::k_in
+            | Rule::k_all
+            | Rule::k_by
+            | Rule::k_else
+            | Rule::k_given
+            | Rule::k_not
+            | Rule::k_grants
+            | Rule::k_operation
+            | Rule::k_scope
+            | Rule::k_if
+            | Rule::k_unless
     )
 }
 
@@ -228,7 +248,12 @@ impl Builder {
     /// A `"..."` literal, unescaped.
     fn string(&mut self, p: P) -> Node<String> {
         let loc = self.loc(&p);
-        let raw = p.into_inner().filter(not_kw).next().map(|i| i.as_str()).unwrap_or("");
+        let raw = p
+            .into_inner()
+            .filter(not_kw)
+            .next()
+            .map(|i| i.as_str())
+            .unwrap_or("");
         let mut out = String::with_capacity(raw.len());
         let mut chars = raw.chars();
         while let Some(c) = chars.next() {
@@ -265,13 +290,24 @@ impl Builder {
 
     fn field(&self, p: P) -> Node<FieldPath> {
         let loc = self.loc(&p);
-        Node::new(FieldPath(p.into_inner().filter(not_kw).map(|k| k.as_str().to_string()).collect()), loc)
+        Node::new(
+            FieldPath(
+                p.into_inner()
+                    .filter(not_kw)
+                    .map(|k| k.as_str().to_string())
+                    .collect(),
+            ),
+            loc,
+        )
     }
 
     fn tool_decl(&mut self, p: P) -> ToolDecl {
         let loc = self.loc(&p);
         let mut inner = p.into_inner().filter(not_kw);
-        let name = inner.next().map(|n| self.name(n)).unwrap_or_else(|| Node::new(String::new(), loc));
+        let name = inner
+            .next()
+            .map(|n| self.name(n))
+            .unwrap_or_else(|| Node::new(String::new(), loc));
         let stmts = inner.map(|s| self.tool_stmt(s)).collect();
         ToolDecl { name, stmts, loc }
     }
@@ -290,10 +326,24 @@ impl Builder {
             match part.as_rule() {
                 Rule::op_name => stmt.op = self.text(part),
                 Rule::field => stmt.field = Some(self.field(part)),
-                Rule::split => stmt.split = part.into_inner().filter(not_kw).next().map(|s| self.string(s)),
-                Rule::cwd_field => stmt.cwd = part.into_inner().filter(not_kw).next().map(|f| self.field(f)),
+                Rule::split => {
+                    stmt.split = part
+                        .into_inner()
+                        .filter(not_kw)
+                        .next()
+                        .map(|s| self.string(s))
+                }
+                Rule::cwd_field => {
+                    stmt.cwd = part
+                        .into_inner()
+                        .filter(not_kw)
+                        .next()
+                        .map(|f| self.field(f))
+                }
                 Rule::when => stmt.when = self.when(part),
-                Rule::else_cwd => stmt.flags.push(Node::new(StmtFlag::ElseCwd, self.loc(&part))),
+                Rule::else_cwd => stmt
+                    .flags
+                    .push(Node::new(StmtFlag::ElseCwd, self.loc(&part))),
                 Rule::stmt_flag => {
                     let flag = match part.as_str() {
                         "raw" => StmtFlag::Raw,
@@ -312,7 +362,8 @@ impl Builder {
                         Some("dir") => FsKind::Dir,
                         _ => FsKind::Exists,
                     };
-                    stmt.flags.push(Node::new(StmtFlag::Fs(positive, kind), loc));
+                    stmt.flags
+                        .push(Node::new(StmtFlag::Fs(positive, kind), loc));
                 }
                 _ => {}
             }
@@ -328,8 +379,20 @@ impl Builder {
         let node = match cond.as_rule() {
             Rule::cond_eq => Cond::Eq(field, self.value(cond.into_inner().filter(not_kw).next()?)),
             Rule::cond_ne => Cond::Ne(field, self.value(cond.into_inner().filter(not_kw).next()?)),
-            Rule::cond_nin => Cond::NotIn(field, cond.into_inner().filter(not_kw).map(|v| self.value(v)).collect()),
-            _ => Cond::In(field, cond.into_inner().filter(not_kw).map(|v| self.value(v)).collect()),
+            Rule::cond_nin => Cond::NotIn(
+                field,
+                cond.into_inner()
+                    .filter(not_kw)
+                    .map(|v| self.value(v))
+                    .collect(),
+            ),
+            _ => Cond::In(
+                field,
+                cond.into_inner()
+                    .filter(not_kw)
+                    .map(|v| self.value(v))
+                    .collect(),
+            ),
         };
         Some(Node::new(node, loc))
     }
@@ -337,7 +400,10 @@ impl Builder {
     fn preset(&mut self, p: P) -> Preset {
         let loc = self.loc(&p);
         let mut inner = p.into_inner().filter(not_kw);
-        let name = inner.next().map(|n| self.text(n)).unwrap_or_else(|| Node::new(String::new(), loc));
+        let name = inner
+            .next()
+            .map(|n| self.text(n))
+            .unwrap_or_else(|| Node::new(String::new(), loc));
         let body = inner.filter_map(|s| self.stmt(s)).collect();
         Preset { name, body, loc }
     }
@@ -345,12 +411,23 @@ impl Builder {
     fn policy(&mut self, p: P) -> Policy {
         let loc = self.loc(&p);
         let mut inner = p.into_inner().filter(not_kw);
-        let name = inner.next().map(|n| self.text(n)).unwrap_or_else(|| Node::new(String::new(), loc));
+        let name = inner
+            .next()
+            .map(|n| self.text(n))
+            .unwrap_or_else(|| Node::new(String::new(), loc));
         let kind = match inner.next() {
-            Some(k) if k.as_rule() == Rule::policy_all => {
-                PolicyKind::All(k.into_inner().filter(not_kw).map(|n| self.text(n)).collect())
-            }
-            Some(k) => PolicyKind::Body(k.into_inner().filter(not_kw).filter_map(|s| self.stmt(s)).collect()),
+            Some(k) if k.as_rule() == Rule::policy_all => PolicyKind::All(
+                k.into_inner()
+                    .filter(not_kw)
+                    .map(|n| self.text(n))
+                    .collect(),
+            ),
+            Some(k) => PolicyKind::Body(
+                k.into_inner()
+                    .filter(not_kw)
+                    .filter_map(|s| self.stmt(s))
+                    .collect(),
+            ),
             None => PolicyKind::Body(Vec::new()),
         };
         Policy { name, kind, loc }
@@ -362,7 +439,11 @@ impl Builder {
             Rule::workspace => Stmt::Workspace(self.string(p.into_inner().filter(not_kw).next()?)),
             Rule::combine => {
                 let m = p.into_inner().filter(not_kw).next()?;
-                let mode = if m.as_str() == "strictest" { Combine::Strictest } else { Combine::FirstMatch };
+                let mode = if m.as_str() == "strictest" {
+                    Combine::Strictest
+                } else {
+                    Combine::FirstMatch
+                };
                 Stmt::Combine(Node::new(mode, self.loc(&m)))
             }
             Rule::default => Stmt::Default(self.effect(p.into_inner().filter(not_kw).next()?)),
@@ -377,7 +458,10 @@ impl Builder {
     fn effect(&self, p: P) -> Node<Effect> {
         let loc = self.loc(&p);
         // The grammar admits only effect keywords here.
-        Node::new(Effect::from_keyword(p.as_str()).unwrap_or(Effect::Deny), loc)
+        Node::new(
+            Effect::from_keyword(p.as_str()).unwrap_or(Effect::Deny),
+            loc,
+        )
     }
 
     fn rule(&mut self, p: P) -> Option<Rule_> {
@@ -386,27 +470,61 @@ impl Builder {
         let effect = self.effect(inner.next()?);
         let target_pair = inner.next()?;
         let target = match target_pair.as_rule() {
-            Rule::tool_rule => Target::Tools(target_pair.into_inner().filter(not_kw).map(|t| self.name(t)).collect()),
+            Rule::tool_rule => Target::Tools(
+                target_pair
+                    .into_inner()
+                    .filter(not_kw)
+                    .map(|t| self.name(t))
+                    .collect(),
+            ),
             _ => {
                 let mut ops = Vec::new();
                 let mut on = None;
                 let mut matchers = Vec::new();
                 for part in target_pair.into_inner().filter(not_kw) {
                     match part.as_rule() {
-                        Rule::op_list => ops = part.into_inner().filter(not_kw).map(|o| self.text(o)).collect(),
-                        Rule::on_tools => on = Some(part.into_inner().filter(not_kw).map(|t| self.name(t)).collect()),
-                        Rule::matchers => matchers = part.into_inner().filter(not_kw).map(|m| self.matcher(m)).collect(),
+                        Rule::op_list => {
+                            ops = part
+                                .into_inner()
+                                .filter(not_kw)
+                                .map(|o| self.text(o))
+                                .collect()
+                        }
+                        Rule::on_tools => {
+                            on = Some(
+                                part.into_inner()
+                                    .filter(not_kw)
+                                    .map(|t| self.name(t))
+                                    .collect(),
+                            )
+                        }
+                        Rule::matchers => {
+                            matchers = part
+                                .into_inner()
+                                .filter(not_kw)
+                                .map(|m| self.matcher(m))
+                                .collect()
+                        }
                         _ => {}
                     }
                 }
                 Target::Ops { ops, on, matchers }
             }
         };
-        let mut rule = Rule_ { effect, target, name: None, reason: None, guidance: None, loc };
+        let mut rule = Rule_ {
+            effect,
+            target,
+            name: None,
+            reason: None,
+            guidance: None,
+            loc,
+        };
         for meta in inner {
             let rule_kind = meta.as_rule();
             let meta_loc = self.loc(&meta);
-            let Some(arg) = meta.into_inner().filter(not_kw).next() else { continue };
+            let Some(arg) = meta.into_inner().filter(not_kw).next() else {
+                continue;
+            };
             let (slot, value, what) = match rule_kind {
                 Rule::rule_name => (&mut rule.name, self.text(arg), "as"),
                 Rule::reason => (&mut rule.reason, self.string(arg), "reason"),
@@ -415,10 +533,13 @@ impl Builder {
             };
             if let Some(prev) = slot.replace(value) {
                 self.errors.push(
-                    Diagnostic::error("permc::duplicate-setting", format!("`{what}` is given twice on one rule"))
-                        .label(meta_loc, "given again here")
-                        .label(prev.loc, "first given here")
-                        .help("keep one; a later one would silently override the first"),
+                    Diagnostic::error(
+                        "permc::duplicate-setting",
+                        format!("`{what}` is given twice on one rule"),
+                    )
+                    .label(meta_loc, "given again here")
+                    .label(prev.loc, "first given here")
+                    .help("keep one; a later one would silently override the first"),
                 );
             }
         }
@@ -435,27 +556,51 @@ impl Builder {
                 for part in p.into_inner().filter(not_kw) {
                     match part.as_rule() {
                         Rule::scope_kind => {
-                            kind = Some(if part.as_str() == "dir" { FsKind::Dir } else { FsKind::File });
+                            kind = Some(if part.as_str() == "dir" {
+                                FsKind::Dir
+                            } else {
+                                FsKind::File
+                            });
                         }
                         _ => path = self.string(part).node,
                     }
                 }
                 Matcher::Scope { path, kind }
             }
-            Rule::prefix => {
-                Matcher::Prefix(p.into_inner().filter(not_kw).next().map(|s| self.string(s).node).unwrap_or_default())
-            }
+            Rule::prefix => Matcher::Prefix(
+                p.into_inner()
+                    .filter(not_kw)
+                    .next()
+                    .map(|s| self.string(s).node)
+                    .unwrap_or_default(),
+            ),
             Rule::regex => {
-                let raw = p.into_inner().filter(not_kw).next().map(|i| i.as_str()).unwrap_or("");
+                let raw = p
+                    .into_inner()
+                    .filter(not_kw)
+                    .next()
+                    .map(|i| i.as_str())
+                    .unwrap_or("");
                 // `\/` is how a slash is written inside `/.../`; everything else
                 // is handed to the regex engine as written.
                 Matcher::Regex(raw.replace("\\/", "/"))
             }
             _ => {
-                let s = p.into_inner().filter(not_kw).next().map(|s| self.string(s).node).unwrap_or_default();
+                let s = p
+                    .into_inner()
+                    .filter(not_kw)
+                    .next()
+                    .map(|s| self.string(s).node)
+                    .unwrap_or_default();
                 match s.strip_prefix('!') {
-                    Some(rest) => Matcher::Glob { pattern: rest.to_string(), negated: true },
-                    None => Matcher::Glob { pattern: s, negated: false },
+                    Some(rest) => Matcher::Glob {
+                        pattern: rest.to_string(),
+                        negated: true,
+                    },
+                    None => Matcher::Glob {
+                        pattern: s,
+                        negated: false,
+                    },
                 }
             }
         };
@@ -465,7 +610,10 @@ impl Builder {
     fn test_block(&mut self, p: P) -> TestBlock {
         let loc = self.loc(&p);
         let mut inner = p.into_inner().filter(not_kw);
-        let name = inner.next().map(|n| self.text(n)).unwrap_or_else(|| Node::new(String::new(), loc));
+        let name = inner
+            .next()
+            .map(|n| self.text(n))
+            .unwrap_or_else(|| Node::new(String::new(), loc));
         let cases = inner.filter_map(|c| self.test_case(c)).collect();
         TestBlock { name, cases, loc }
     }
@@ -476,11 +624,20 @@ impl Builder {
         let expect = self.effect(inner.next()?);
         let tool = self.name(inner.next()?);
         let input = self.value_of(inner.next()?);
-        let mut case = TestCase { expect, tool, input, cwd: None, by: None, given: None };
+        let mut case = TestCase {
+            expect,
+            tool,
+            input,
+            cwd: None,
+            by: None,
+            given: None,
+        };
         for extra in inner {
             let kind = extra.as_rule();
             let extra_loc = self.loc(&extra);
-            let Some(arg) = extra.into_inner().filter(not_kw).next() else { continue };
+            let Some(arg) = extra.into_inner().filter(not_kw).next() else {
+                continue;
+            };
             match kind {
                 Rule::test_cwd => case.cwd = Some(self.string(arg)),
                 Rule::test_by => case.by = Some(self.name(arg)),
@@ -505,13 +662,24 @@ impl Builder {
                 let mut map = serde_json::Map::new();
                 for pair in p.into_inner().filter(not_kw) {
                     let mut kv = pair.into_inner().filter(not_kw);
-                    let (Some(k), Some(v)) = (kv.next(), kv.next()) else { continue };
-                    let key = if k.as_rule() == Rule::string { self.string(k).node } else { k.as_str().to_string() };
+                    let (Some(k), Some(v)) = (kv.next(), kv.next()) else {
+                        continue;
+                    };
+                    let key = if k.as_rule() == Rule::string {
+                        self.string(k).node
+                    } else {
+                        k.as_str().to_string()
+                    };
                     map.insert(key, self.value(v));
                 }
                 Value::Object(map)
             }
-            Rule::array => Value::Array(p.into_inner().filter(not_kw).map(|v| self.value(v)).collect()),
+            Rule::array => Value::Array(
+                p.into_inner()
+                    .filter(not_kw)
+                    .map(|v| self.value(v))
+                    .collect(),
+            ),
             Rule::string => Value::String(self.string(p).node),
             Rule::number => {
                 let loc = self.loc(&p);
@@ -519,9 +687,12 @@ impl Builder {
                     Ok(n) => Value::Number(n),
                     Err(_) => {
                         self.errors.push(
-                            Diagnostic::error("permc::syntax", format!("invalid number `{}`", p.as_str()))
-                                .label(loc, "not a number")
-                                .help("write a JSON number such as `42` or `1.5`"),
+                            Diagnostic::error(
+                                "permc::syntax",
+                                format!("invalid number `{}`", p.as_str()),
+                            )
+                            .label(loc, "not a number")
+                            .help("write a JSON number such as `42` or `1.5`"),
                         );
                         Value::Null
                     }
@@ -551,7 +722,13 @@ mod tests {
         match &f.policies[0].kind {
             PolicyKind::Body(stmts) => stmts
                 .iter()
-                .filter_map(|s| if let Stmt::Rule(r) = &s.node { Some(r) } else { None })
+                .filter_map(|s| {
+                    if let Stmt::Rule(r) = &s.node {
+                        Some(r)
+                    } else {
+                        None
+                    }
+                })
                 .collect(),
             PolicyKind::All(_) => Vec::new(),
         }
@@ -601,7 +778,13 @@ test agent {
         assert_eq!(rs[3].effect.node, Effect::Ask);
         match &rs[4].target {
             Target::Ops { matchers, .. } => {
-                assert_eq!(matchers[0].node, Matcher::Glob { pattern: "/workspace/**".into(), negated: true });
+                assert_eq!(
+                    matchers[0].node,
+                    Matcher::Glob {
+                        pattern: "/workspace/**".into(),
+                        negated: true
+                    }
+                );
             }
             Target::Tools(_) => panic!("expected an op rule"),
         }
@@ -617,7 +800,9 @@ test agent {
     #[test]
     fn keywords_end_at_word_boundaries() {
         // `as` must not eat the start of `ask`; `tool` must not eat `tools`.
-        let f = ok("policy p {\n deny exec on shell cwd outside workspace\n ask exec on shell prefix \"x\"\n deny tools\n}");
+        let f = ok(
+            "policy p {\n deny exec on shell cwd outside workspace\n ask exec on shell prefix \"x\"\n deny tools\n}",
+        );
         let rs = rules(&f);
         assert_eq!(rs.len(), 3);
         assert!(rs[0].name.is_none());
@@ -632,7 +817,13 @@ test agent {
             Target::Ops { matchers, .. } => matchers[0].node.clone(),
             Target::Tools(_) => panic!(),
         };
-        assert_eq!(m(0), Matcher::Glob { pattern: r#"a"b\c\*"#.into(), negated: false });
+        assert_eq!(
+            m(0),
+            Matcher::Glob {
+                pattern: r#"a"b\c\*"#.into(),
+                negated: false
+            }
+        );
         assert_eq!(m(1), Matcher::Regex(r"a/b\d".into()));
     }
 
@@ -648,7 +839,12 @@ test agent {
             let e = parse(src, FileId(0)).unwrap_err();
             assert_eq!(e.len(), 1, "{src}");
             assert_eq!(e[0].code, "permc::syntax");
-            assert_eq!(e[0].loc().map(|l| l.start), Some(at), "{src}: {}", e[0].message);
+            assert_eq!(
+                e[0].loc().map(|l| l.start),
+                Some(at),
+                "{src}: {}",
+                e[0].message
+            );
         }
     }
 }

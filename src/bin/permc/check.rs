@@ -31,7 +31,10 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let opts = permc::Options { workspace: args.workspace.clone(), ..permc::Options::logical() };
+    let opts = permc::Options {
+        workspace: args.workspace.clone(),
+        ..permc::Options::logical()
+    };
     let mut errors = 0usize;
     let mut warnings = 0usize;
     let mut json = Vec::new();
@@ -65,7 +68,14 @@ pub fn run(args: Args) -> ExitCode {
     }
     match args.format {
         Format::Json => println!("{}", serde_json::Value::Array(json)),
-        Format::Text => eprintln!("{} file(s) checked: {errors} error(s), {warnings} warning(s)", args.files.len()),
+        Format::Text => eprintln!(
+            "{} file(s) checked: {errors} error(s), {warnings} warning(s)",
+            args.files.len()
+        ),
     }
-    if errors > 0 || (args.deny_warnings && warnings > 0) { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if errors > 0 || (args.deny_warnings && warnings > 0) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

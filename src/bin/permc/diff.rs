@@ -83,5 +83,9 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     }
-    if report.behaviour_changed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if report.behaviour_changed() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -49,7 +49,11 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
         if let Some(path) = &args.audit {
-            match std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            match std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
                 Ok(f) => s = s.with_audit(Box::new(f)),
                 Err(e) => {
                     eprintln!("error: cannot open audit file `{}`: {e}", path.display());
@@ -60,7 +64,10 @@ pub fn run(args: Args) -> ExitCode {
         for w in s.warnings() {
             eprintln!("warning: {w}");
         }
-        session = Some(Stream { session: s, stopped: false });
+        session = Some(Stream {
+            session: s,
+            stopped: false,
+        });
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -90,7 +97,11 @@ pub fn run(args: Args) -> ExitCode {
         let text = match std::str::from_utf8(&buf) {
             Ok(t) => t.trim().to_string(),
             Err(_) => {
-                let d = permc::Decision::malformed(None, &policy.selected_name(), "request is not valid UTF-8");
+                let d = permc::Decision::malformed(
+                    None,
+                    &policy.selected_name(),
+                    "request is not valid UTF-8",
+                );
                 if writeln!(out, "{}", d.to_json()).is_err() {
                     break;
                 }
@@ -100,7 +111,10 @@ pub fn run(args: Args) -> ExitCode {
         if text.is_empty() {
             continue;
         }
-        if writeln!(out, "{}", answer(&text)).and_then(|_| out.flush()).is_err() {
+        if writeln!(out, "{}", answer(&text))
+            .and_then(|_| out.flush())
+            .is_err()
+        {
             // The reader went away; nothing more to say.
             break;
         }
@@ -119,7 +133,10 @@ impl Stream {
     fn line(&mut self, line: &str) -> String {
         let parsed: Option<serde_json::Value> = serde_json::from_str(line).ok();
         if let Some(resp) = parsed.as_ref().and_then(|v| v.get("interrupt_response")) {
-            let id = resp.get("interruptId").and_then(|v| v.as_str()).unwrap_or("");
+            let id = resp
+                .get("interruptId")
+                .and_then(|v| v.as_str())
+                .unwrap_or("");
             // Anything but the exact approve response rejects, a missing one included.
             let response = resp.get("response").and_then(|v| v.as_str()).unwrap_or("");
             let outcome = self.session.resolve_interrupt(id, response);
@@ -128,7 +145,10 @@ impl Stream {
         if self.stopped {
             let mut d = permc::Decision::malformed(permc::Request::id_of(line), "", "");
             d.reason = "the invocation was stopped after a deny (on_deny: stop)".into();
-            return with_fields(&d, &[("stop_reason", serde_json::json!("permission_denied"))]);
+            return with_fields(
+                &d,
+                &[("stop_reason", serde_json::json!("permission_denied"))],
+            );
         }
         let outcome = self.session.evaluate_json(line);
         self.render(outcome)
@@ -147,7 +167,10 @@ impl Stream {
             extra.push(("model_guidance", serde_json::json!(g)));
         }
         if let Some(i) = &o.interrupt {
-            extra.push(("interrupt", serde_json::json!({"id": i.id, "name": i.name, "reason": i.reason})));
+            extra.push((
+                "interrupt",
+                serde_json::json!({"id": i.id, "name": i.name, "reason": i.reason}),
+            ));
             extra.push(("stop_reason", serde_json::json!("interrupt")));
         }
         with_fields(&o.decision, &extra)

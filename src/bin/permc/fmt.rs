@@ -35,7 +35,11 @@ pub fn run(args: Args) -> ExitCode {
         inputs.push(None);
     }
     for f in &args.files {
-        inputs.push(if f.as_os_str() == "-" { None } else { Some(f.clone()) });
+        inputs.push(if f.as_os_str() == "-" {
+            None
+        } else {
+            Some(f.clone())
+        });
     }
     if inputs.iter().filter(|i| i.is_none()).count() > 1 {
         eprintln!("error: standard input can be formatted only once");
@@ -85,7 +89,10 @@ fn one(path: Option<&std::path::Path>, check: bool) -> Outcome {
         Err(diags) => {
             let mut sources = SourceMap::new();
             sources.add(name.clone(), text.as_str());
-            eprintln!("{}", permc::diag::render_all(&diags, &sources, crate::color()));
+            eprintln!(
+                "{}",
+                permc::diag::render_all(&diags, &sources, crate::color())
+            );
             eprintln!("error: `{name}` was not formatted");
             return Outcome::Refused;
         }
@@ -101,7 +108,10 @@ fn one(path: Option<&std::path::Path>, check: bool) -> Outcome {
     match path {
         None => {
             let mut out = std::io::stdout().lock();
-            if let Err(e) = out.write_all(formatted.as_bytes()).and_then(|_| out.flush()) {
+            if let Err(e) = out
+                .write_all(formatted.as_bytes())
+                .and_then(|_| out.flush())
+            {
                 eprintln!("error: cannot write standard output: {e}");
                 return Outcome::Io;
             }
@@ -114,5 +124,9 @@ fn one(path: Option<&std::path::Path>, check: bool) -> Outcome {
         }
         Some(_) => {}
     }
-    if changed { Outcome::Changed } else { Outcome::Unchanged }
+    if changed {
+        Outcome::Changed
+    } else {
+        Outcome::Unchanged
+    }
 }

@@ -11,7 +11,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "permc", version, about = "Permission policies for AI-agent tool calls")]
+#[command(
+    name = "permc",
+    version,
+    about = "Permission policies for AI-agent tool calls"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -40,7 +44,9 @@ fn main() -> ExitCode {
             let _ = e.print();
             // Help and version are not errors; everything else is a usage error.
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
                 _ => ExitCode::from(2),
             };
         }
@@ -89,7 +95,10 @@ impl LoadArgs {
         match permc::Policy::load(&self.file, &opts) {
             Ok(p) => {
                 if p.selected().is_none() && p.policy_names().is_empty() {
-                    eprintln!("error: `{}` defines no policy to evaluate", self.file.display());
+                    eprintln!(
+                        "error: `{}` defines no policy to evaluate",
+                        self.file.display()
+                    );
                     return Err(ExitCode::from(2));
                 }
                 if p.selected().is_none() {

@@ -27,10 +27,19 @@ pub fn run(args: Args) -> ExitCode {
                 passed += 1;
             } else {
                 failed += 1;
-                println!("FAIL {}:{line}:{col} test `{}`: {}", file.display(), r.block, r.message);
+                println!(
+                    "FAIL {}:{line}:{col} test `{}`: {}",
+                    file.display(),
+                    r.block,
+                    r.message
+                );
             }
         }
     }
     println!("{passed} passed, {failed} failed");
-    if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
