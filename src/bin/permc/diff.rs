@@ -28,11 +28,8 @@ enum Format {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    if let Some(w) = &args.workspace {
-        if !w.starts_with('/') {
-            eprintln!("error: --workspace must be an absolute path, got `{w}`");
-            return ExitCode::from(2);
-        }
+    if let Err(code) = crate::check_workspace(&args.workspace) {
+        return code;
     }
     let opts = permc::Options {
         workspace: args.workspace.clone(),

@@ -80,12 +80,7 @@ pub struct LoadArgs {
 impl LoadArgs {
     /// Loads the policy, printing diagnostics on failure.
     pub fn load(&self) -> Result<permc::Policy, ExitCode> {
-        if let Some(w) = &self.workspace {
-            if !w.starts_with('/') {
-                eprintln!("error: --workspace must be an absolute path, got `{w}`");
-                return Err(ExitCode::from(2));
-            }
-        }
+        check_workspace(&self.workspace)?;
         let opts = permc::Options {
             workspace: self.workspace.clone(),
             policy: self.policy.clone(),
@@ -123,4 +118,16 @@ impl LoadArgs {
 pub fn color() -> bool {
     use std::io::IsTerminal;
     std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+}
+
+/// `--workspace` must be absolute: a relative root would be anchored at `/`
+/// and silently mean something else.
+pub fn check_workspace(workspace: &Option<String>) -> Result<(), ExitCode> {
+    match workspace {
+        Some(w) if !w.starts_with('/') => {
+            eprintln!("error: --workspace must be an absolute path, got `{w}`");
+            Err(ExitCode::from(2))
+        }
+        _ => Ok(()),
+    }
 }
