@@ -54,6 +54,10 @@ impl Request {
     pub fn from_json(text: &str) -> Result<Request, String> {
         let v: Value =
             serde_json::from_str(text).map_err(|e| format!("request is not valid JSON: {e}"))?;
+        // Parsers disagree on duplicate keys (first or last wins): a request
+        // that says two things is malformed, or the host may run the other.
+        serde_json::from_str::<NoDuplicateKeys>(text)
+            .map_err(|e| format!("request is ambiguous: {e}"))?;
         Request::from_value(v)
     }
 
@@ -282,7 +286,7 @@ pub fn expand(
                         })));
                         continue;
                     }
-                    for seg in shell::split(&v) {
+                    for seg in split_with_eval(&v) {
                         let canonical = seg.words.join(" ");
                         items.push(item(Subject::Command(Command {
                             text: seg.text,
@@ -311,6 +315,42 @@ pub fn expand(
         return Err("the input matches no declared shape of this tool".into());
     }
     Ok(items)
+}
+
+/// Splits a command, and also the code that `eval` words will run: `eval`
+/// joins its arguments and runs them as shell, so `eval rm x` must be
+/// checked as `rm x` too. The derived segments follow the `eval` segment.
+fn split_with_eval(command: &str) -> Vec<shell::Segment> {
+    let mut out = Vec::new();
+    let mut work: Vec<(String, u32)> = vec![(command.to_string(), 0)];
+    while let Some((text, depth)) = work.pop() {
+        for seg in shell::split(&text) {
+            let first = seg.words.iter().position(|w| !is_assignment(w));
+            let is_eval = first.is_some_and(|i| seg.words[i] == "eval");
+            if let (true, Some(i)) = (is_eval && seg.opaque.is_none() && depth < 8, first) {
+                let inner = seg.words[i + 1..].join(" ");
+                out.push(seg);
+                if !inner.trim().is_empty() {
+                    work.push((inner, depth + 1));
+                }
+            } else {
+                out.push(seg);
+            }
+        }
+    }
+    out
+}
+
+/// `NAME=value`: a variable assignment word before the command.
+fn is_assignment(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        }
+        None => false,
+    }
 }
 
 fn fs_holds(kind: Option<FsKind>, want: FsKind) -> bool {
@@ -398,5 +438,56 @@ fn strings_at(
             "{field} must be a string or a list of strings, found {}",
             type_name(other)
         )),
+    }
+}
+
+/// Walks a JSON document and fails on an object with a repeated key.
+struct NoDuplicateKeys;
+
+impl<'de> serde::Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicateKeysVisitor)
+    }
+}
+
+struct NoDuplicateKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicateKeysVisitor {
+    type Value = NoDuplicateKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!("duplicate key `{key}`")));
+            }
+            map.next_value::<NoDuplicateKeys>()?;
+        }
+        Ok(NoDuplicateKeys)
     }
 }

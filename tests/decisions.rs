@@ -172,6 +172,14 @@ fn malformed_requests_are_denied_with_a_reason() {
             r#"{"tool":"file_read","input":{},"extra":1}"#,
             "unknown field `extra`",
         ),
+        (
+            r#"{"tool":"file_read","input":{"path":".env","path":"a"}}"#,
+            "duplicate key `path`",
+        ),
+        (
+            r#"{"tool":"file_read","tool":"shell","input":{}}"#,
+            "duplicate key `tool`",
+        ),
     ];
     for (line, needle) in cases {
         let d = p.decide_json(line);
