@@ -355,24 +355,7 @@ impl<'a> Side<'a> {
     /// The side's outcome from each leaf's (effect, deciding rule): the
     /// strictest, the first leaf among equals (as `all(...)` decides).
     fn fold(&self, per_leaf: &[(Effect, Option<u32>)]) -> Decided {
-        let mut best: Option<(usize, Effect, Option<u32>)> = None;
-        for (i, &(e, r)) in per_leaf.iter().enumerate() {
-            if best.is_none_or(|(_, b, _)| e > b) {
-                best = Some((i, e, r));
-            }
-        }
-        match best {
-            Some((leaf, effect, rule)) => Decided {
-                effect,
-                leaf: Some(leaf),
-                rule,
-            },
-            None => Decided {
-                effect: Effect::Allow,
-                leaf: None,
-                rule: None,
-            },
-        }
+        fold_leaves(per_leaf)
     }
 
     fn outcome(&self, d: &Decided) -> Outcome {
@@ -709,6 +692,29 @@ type ClassKey = (Effect, Effect, Option<(usize, u32)>, Option<(usize, u32)>);
 
 /// The deciding rule on each side for one (tool, operation) and one working
 /// directory scenario.
+/// The outcome from each leaf's (effect, deciding rule): the strictest, the
+/// first leaf among equals (as `all(...)` decides); an empty side allows.
+fn fold_leaves(per_leaf: &[(Effect, Option<u32>)]) -> Decided {
+    let mut best: Option<(usize, Effect, Option<u32>)> = None;
+    for (i, &(e, r)) in per_leaf.iter().enumerate() {
+        if best.is_none_or(|(_, b, _)| e > b) {
+            best = Some((i, e, r));
+        }
+    }
+    match best {
+        Some((leaf, effect, rule)) => Decided {
+            effect,
+            leaf: Some(leaf),
+            rule,
+        },
+        None => Decided {
+            effect: Effect::Allow,
+            leaf: None,
+            rule: None,
+        },
+    }
+}
+
 struct Walk<'s> {
     domain: &'s dense::DFA<Vec<u32>>,
     /// NUL separates words (it belongs to the printable alphabet then).
@@ -799,24 +805,7 @@ impl Walk<'_> {
                 let rule = set.select(&matched, *gate);
                 per_leaf.push((set.effect(rule), rule));
             }
-            let mut best: Option<(usize, Effect, Option<u32>)> = None;
-            for (i, &(e, r)) in per_leaf.iter().enumerate() {
-                if best.is_none_or(|(_, b, _)| e > b) {
-                    best = Some((i, e, r));
-                }
-            }
-            out[si] = match best {
-                Some((leaf, effect, rule)) => Decided {
-                    effect,
-                    leaf: Some(leaf),
-                    rule,
-                },
-                None => Decided {
-                    effect: Effect::Allow,
-                    leaf: None,
-                    rule: None,
-                },
-            };
+            out[si] = fold_leaves(&per_leaf);
         }
         Some(out)
     }

@@ -275,7 +275,6 @@ impl Policy {
 fn lower_opts(opts: &Options) -> LowerOptions {
     LowerOptions {
         workspace: opts.workspace.clone(),
-        resolve_workspace: opts.resolve_paths,
         real_fs: opts.resolve_paths,
     }
 }

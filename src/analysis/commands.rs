@@ -15,7 +15,7 @@
 //! `env`, `xargs`, `bash -c`, `find -exec`, ...) allows any command; the
 //! witness is such a command that the rule matches.
 
-use super::claims::{Claim, Expect, Subject};
+use super::claims::Subject;
 use super::lang::{Comp, Kind, Spec, Tri, encode};
 use super::matchers::kinds_by_rule;
 use super::walk::Search;
@@ -245,30 +245,8 @@ fn unanchored(
     d = d.witness(shown).help(format!(
         "{why}; anchor it with {suggestion}, or use `prefix \"...\"` to match whole words"
     ));
-    let claims = command_claims(cx, pid, ri, &subject);
+    let claims = super::matchers::claim_sites(cx, pid, ri, super::lang::Kind::Command, &subject);
     cx.push(d, claims);
-}
-
-/// A `Matches` claim for a command subject at one exec site of the rule.
-fn command_claims(cx: &Ctx, pid: u32, ri: u32, subject: &Subject) -> Vec<Claim> {
-    let Some(crate::lower::PolicyBody::Rules(list)) =
-        cx.low.policies.get(pid as usize).map(|p| &p.body)
-    else {
-        return Vec::new();
-    };
-    cx.groups(pid, list)
-        .iter()
-        .filter(|g| g.kind == super::sets::ItemKind::Command && g.members[0].contains(&ri))
-        .filter_map(|g| g.sites.first().cloned())
-        .take(1)
-        .map(|(tool, op)| Claim {
-            policy: pid,
-            tool,
-            op,
-            subject: subject.clone(),
-            expect: Expect::Matches(ri, true),
-        })
-        .collect()
 }
 
 /// Wrappers that run the rest of their arguments after options,
@@ -358,7 +336,8 @@ fn wrapper(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, _list: &RuleList) 
                 ""
             }
         ));
-        let claims = command_claims(cx, pid, ri, &subject);
+        let claims =
+            super::matchers::claim_sites(cx, pid, ri, super::lang::Kind::Command, &subject);
         cx.push(d, claims);
         return;
     }

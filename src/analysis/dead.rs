@@ -36,15 +36,7 @@ pub(crate) fn check_strictest(cx: &mut Ctx, pid: u32, list: &RuleList) {
     for group in cx.groups(pid, list).iter() {
         let slots = Slots::new(cx, &[list], group);
         let order: Vec<u32> = slots.rules.iter().map(|&(_, r)| r).collect();
-        let site = group
-            .sites
-            .first()
-            .cloned()
-            .unwrap_or((None, "tool".into()));
-        let seen_of = |bytes: &[u8]| Seen {
-            site: site.clone(),
-            subject: slots.subject(bytes),
-        };
+        let seen_of = Seen::maker(group, &slots);
         let effect = |s: usize| {
             list.rules
                 .get(order[s] as usize)
@@ -265,15 +257,7 @@ fn check_pair(cx: &mut Ctx, all: u32, a: u32, b: u32) {
         } else {
             &[false]
         };
-        let site = group
-            .sites
-            .first()
-            .cloned()
-            .unwrap_or((None, "tool".into()));
-        let seen_of = |bytes: &[u8]| Seen {
-            site: site.clone(),
-            subject: slots.subject(bytes),
-        };
+        let seen_of = Seen::maker(&group, &slots);
         let ra: Vec<u32> = slots.rules[..split].iter().map(|&(_, r)| r).collect();
         let rb: Vec<u32> = slots.rules[split..].iter().map(|&(_, r)| r).collect();
         let eval = |st: &[Tri], facts: &mut HashMap<u32, PairFacts>, witness: &dyn Fn() -> Seen| {

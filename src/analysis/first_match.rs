@@ -20,7 +20,7 @@
 
 use super::claims::{Claim, Expect, Subject};
 use super::lang::Tri;
-use super::sets::{ItemKind, Slots, deciders, gates};
+use super::sets::{Group, ItemKind, Slots, deciders, gates};
 use super::{Ctx, also, effect_word, labels};
 use crate::diag::Diagnostic;
 use crate::lower::RuleList;
@@ -35,6 +35,20 @@ pub(crate) struct Seen {
 }
 
 impl Seen {
+    /// How the walks of one group turn an accepted byte string into a
+    /// witness: the group's first (tool, operation) site and the subject.
+    pub(crate) fn maker<'a>(group: &Group, slots: &'a Slots) -> impl Fn(&[u8]) -> Seen + 'a {
+        let site = group
+            .sites
+            .first()
+            .cloned()
+            .unwrap_or((None, "tool".into()));
+        move |bytes: &[u8]| Seen {
+            site: site.clone(),
+            subject: slots.subject(bytes),
+        }
+    }
+
     /// The witness for the diagnostic: the subject, or the tool of a bare item.
     pub(crate) fn witness(&self) -> String {
         match (&self.subject, &self.site.0) {
@@ -76,12 +90,7 @@ fn record(
     facts: &mut HashMap<u32, Facts>,
     witness: &mut dyn FnMut() -> Seen,
 ) {
-    let pairs: Vec<(u32, Tri)> = slots
-        .rules
-        .iter()
-        .map(|&(_, r)| r)
-        .zip(st.iter().copied())
-        .collect();
+    let pairs = slots.pairs(st);
     let (ds, _) = deciders(list, &pairs, &[], false);
     let first_yes = pairs.iter().find(|(_, t)| *t == Tri::Yes).map(|(r, _)| *r);
     let mut seen: Option<Seen> = None;
@@ -103,12 +112,7 @@ fn record(
 
 /// Whether slot `j` certainly decides a subject with these answers.
 fn decides(list: &RuleList, slots: &Slots, st: &[Tri], j: usize) -> bool {
-    let pairs: Vec<(u32, Tri)> = slots
-        .rules
-        .iter()
-        .map(|&(_, r)| r)
-        .zip(st.iter().copied())
-        .collect();
+    let pairs = slots.pairs(st);
     let (ds, sure) = deciders(list, &pairs, &[], false);
     sure && ds.first() == Some(&Some(slots.rules[j].1))
 }
@@ -135,15 +139,7 @@ pub(crate) fn check(cx: &mut Ctx, pid: u32, list: &RuleList) {
                 );
             }
         }
-        let site = group
-            .sites
-            .first()
-            .cloned()
-            .unwrap_or((None, "tool".into()));
-        let seen_of = |bytes: &[u8]| Seen {
-            site: site.clone(),
-            subject: slots.subject(bytes),
-        };
+        let seen_of = Seen::maker(group, &slots);
         for ks in 0..slots.len() {
             let k = slots.rules[ks].1;
             // Cheap first: a few inputs the rule matches, judged with every rule.

@@ -214,7 +214,7 @@ fn universal(cx: &mut Ctx, pid: u32, ri: u32, r: &ResolvedRule, k: Kind) {
 }
 
 /// A `Matches` claim at one site of the rule with subjects of kind `k`.
-fn claim_sites(cx: &Ctx, pid: u32, ri: u32, k: Kind, subject: &Subject) -> Vec<Claim> {
+pub(crate) fn claim_sites(cx: &Ctx, pid: u32, ri: u32, k: Kind, subject: &Subject) -> Vec<Claim> {
     let Some(crate::lower::PolicyBody::Rules(list)) =
         cx.low.policies.get(pid as usize).map(|p| &p.body)
     else {

@@ -230,6 +230,15 @@ impl Slots {
     }
 
     /// The subject a witness's bytes stand for.
+    /// Each slot's rule with its answer in `st`, in slot order.
+    pub(crate) fn pairs(&self, st: &[Tri]) -> Vec<(u32, Tri)> {
+        self.rules
+            .iter()
+            .map(|&(_, r)| r)
+            .zip(st.iter().copied())
+            .collect()
+    }
+
     pub(crate) fn subject(&self, bytes: &[u8]) -> Subject {
         match self.kind {
             Some(k) => Subject::from_bytes(k, bytes),

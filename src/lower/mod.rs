@@ -35,11 +35,10 @@ pub const STD: &[(&str, &str)] = &[
 pub struct LowerOptions {
     /// Overrides every policy's `workspace` (the host knows the real root).
     pub workspace: Option<String>,
-    /// Resolve the workspace root through symlinks, as request paths will be
-    /// (otherwise a root that is itself a link would contain nothing).
-    pub resolve_workspace: bool,
-    /// Ask the real filesystem what a `scope "..."` names when the policy
-    /// loads; otherwise an unqualified scope is only its exact path.
+    /// Consult the real filesystem while lowering: the workspace root is
+    /// resolved through symlinks (as request paths will be, or a root that is
+    /// itself a link would contain nothing), and a `scope "..."` asks what it
+    /// names; otherwise an unqualified scope is only its exact path.
     pub real_fs: bool,
 }
 

@@ -531,7 +531,7 @@ impl Ctx<'_> {
             }
             (None, None) => DEFAULT_WORKSPACE.to_string(),
         };
-        if self.opts.resolve_workspace {
+        if self.opts.real_fs {
             ws = crate::paths::resolve(&ws);
         }
         let mut rules = Vec::new();
